@@ -1,0 +1,41 @@
+"""The ``recenter`` console script.
+
+Each subcommand lives in the module that owns its job; this file only maps names to modules.
+A subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from analysis.workflow_config import ConfigError
+
+#: subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "config": ("analysis.cli_config", "print the resolved Hydra config for a set of overrides"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="recenter", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(module).add_arguments(sp)
+        sp.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(importlib.import_module(args._module).run(args) or 0)
+    except ConfigError as err:
+        print(f"recenter {args.command}: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

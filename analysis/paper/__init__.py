@@ -1,0 +1,1 @@
+"""Number records, LaTeX macros, provenance appendix and claim checks for the paper."""

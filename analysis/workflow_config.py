@@ -1,0 +1,113 @@
+"""Compose the Hydra config once and hand each rule only the plain subtree it reads.
+
+Snakemake decides what to rerun from rule params, so every rule gets (a) the config subtree it
+reads as plain containers (a ``DictConfig`` would be silently dropped from the bookkeeping) and
+(b) a hash of the package modules it runs, because Snakemake cannot see edits inside a package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from hydra.errors import HydraException
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from analysis import REPO_ROOT
+
+
+class ConfigError(ValueError):
+    """A user override or config file is invalid; the message says which key and why."""
+
+
+def parse_overrides(overrides: str | list[str] | None) -> list[str]:
+    """Split the one-string ``--config overrides="a=b c=d"`` form into Hydra override tokens."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, list | tuple):
+        return [str(o) for o in overrides]
+    text = str(overrides).strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].replace(",", " ")
+    return shlex.split(text)
+
+
+def compose_config(
+    overrides: str | list[str] | None = None, config_dir: Path | None = None
+) -> dict[str, Any]:
+    """Compose ``config/config.yaml`` with overrides and return it fully resolved as plain dicts.
+
+    Hydra keeps the composed config in struct mode and validates it against the structured
+    schemas registered by :mod:`analysis.config_schema`, so an unknown key fails here with the
+    key's name instead of being ignored somewhere downstream.
+    """
+    from analysis import config_schema
+
+    config_dir = (config_dir or REPO_ROOT / "config").resolve()
+    tokens = parse_overrides(overrides)
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=tokens)
+        resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        config_schema.validate(resolved)
+    except (HydraException, OmegaConfBaseException) as err:
+        raise ConfigError(
+            f"invalid configuration (overrides: {tokens or 'none'}): {err}\n"
+            "Keys and groups are listed in config/; see README 'Overriding the config'."
+        ) from err
+    assert isinstance(resolved, dict)
+    return resolved
+
+
+def subtree(cfg: dict[str, Any], *paths: str) -> dict[str, Any]:
+    """Return the parts of the config a rule reads, keyed by their dotted path."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        node: Any = cfg
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise ConfigError(f"config key '{path}' does not exist (failed at '{part}')")
+            node = node[part]
+        out[path] = node
+    return out
+
+
+def config_hash(value: Any) -> str:
+    """Stable sha256 of a plain config value (sorted keys, no whitespace)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _module_files(module: str) -> list[Path]:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None and not spec.submodule_search_locations:
+        raise ConfigError(f"code_hash: no module named '{module}'")
+    if spec.submodule_search_locations:
+        files: list[Path] = []
+        for location in spec.submodule_search_locations:
+            files.extend(sorted(Path(location).rglob("*.py")))
+        return files
+    return [Path(spec.origin)]
+
+
+def code_hash(*modules: str) -> str:
+    """sha256 over the source of the given modules (packages include every submodule).
+
+    Paths enter the hash relative to the repository so the value is the same on every machine.
+    """
+    digest = hashlib.sha256()
+    for module in sorted(set(modules)):
+        for path in _module_files(module):
+            try:
+                rel = path.resolve().relative_to(REPO_ROOT)
+            except ValueError:
+                rel = Path(path.name)
+            digest.update(str(rel).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

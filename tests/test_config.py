@@ -1,0 +1,106 @@
+"""The Hydra config: composed once, overridable, strict about unknown keys, hashed per rule."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.workflow_config import (
+    ConfigError,
+    code_hash,
+    compose_config,
+    config_hash,
+    parse_overrides,
+    subtree,
+)
+from tests.conftest import run_snakemake
+
+
+def test_default_config_has_every_group_as_plain_dicts() -> None:
+    cfg = compose_config()
+    for group in ("data", "models", "prompts", "stages", "llm", "stats", "learn", "paper", "run"):
+        assert group in cfg, group
+    assert cfg["data"]["name"] == "bundled"
+    assert type(cfg["stats"]) is dict
+
+
+def test_override_string_is_split_like_the_readme_shows() -> None:
+    assert parse_overrides("data=annotation_tool stats.n_boot=500") == [
+        "data=annotation_tool",
+        "stats.n_boot=500",
+    ]
+    assert parse_overrides("[stats.n_boot=5,stats.cluster=prompt]") == [
+        "stats.n_boot=5",
+        "stats.cluster=prompt",
+    ]
+    cfg = compose_config("data=annotation_tool stats.n_boot=500")
+    assert cfg["stats"]["n_boot"] == 500
+    assert cfg["data"]["name"] == "annotation_tool"
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("stats.nboot=5", "stats.nboot"),  # typo of an existing key
+        ("+stats.nboot=5", "nboot"),  # forced append is caught by the schema
+        ("stats.n_boot=many", "n_boot"),  # wrong type
+        ("data=no_such_dataset", "no_such_dataset"),  # unknown group option
+    ],
+)
+def test_bad_overrides_fail_naming_the_key(override: str, needle: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        compose_config(override)
+    assert needle in str(err.value)
+
+
+def test_subtree_is_keyed_by_path_and_rejects_missing_keys() -> None:
+    cfg = compose_config()
+    sub = subtree(cfg, "stats", "run.seed")
+    assert set(sub) == {"stats", "run.seed"}
+    assert sub["run.seed"] == cfg["run"]["seed"]
+    with pytest.raises(ConfigError, match="stats.nope"):
+        subtree(cfg, "stats.nope")
+
+
+def test_config_hash_ignores_key_order_but_not_values() -> None:
+    assert config_hash({"a": 1, "b": 2}) == config_hash({"b": 2, "a": 1})
+    assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+def test_code_hash_changes_with_the_module_source(tmp_path: Path, monkeypatch) -> None:
+    pkg = tmp_path / "probe_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "stat.py").write_text("def f():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = code_hash("probe_pkg")
+    assert before == code_hash("probe_pkg")
+    (pkg / "stat.py").write_text("def f():\n    return 2\n")
+    sys.modules.pop("probe_pkg", None)
+    assert code_hash("probe_pkg") != before
+    with pytest.raises(ConfigError):
+        code_hash("probe_pkg_does_not_exist")
+
+
+def test_snakemake_rejects_an_unknown_key_with_a_clear_message(workflow_copy: Path) -> None:
+    proc = run_snakemake(
+        workflow_copy, "-n", "--config", "overrides=stats.nboot=5", check=False, timeout=300
+    )
+    assert proc.returncode != 0
+    assert "stats.nboot" in proc.stdout + proc.stderr
+
+
+def test_resolved_config_is_written_next_to_the_results(workflow_copy: Path) -> None:
+    run_snakemake(
+        workflow_copy,
+        "results/bundled/config.yaml",
+        "--cores",
+        "1",
+        "--config",
+        "overrides=stats.n_boot=123",
+        timeout=300,
+    )
+    text = (workflow_copy / "results/bundled/config.yaml").read_text()
+    assert "n_boot: 123" in text
