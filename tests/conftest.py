@@ -58,7 +58,8 @@ def run_snakemake(
     workdir: Path, *args: str, timeout: int = 1500, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """Run the real snakemake CLI in ``workdir`` and return the finished process."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    # The copy's own package is imported, so a code edit in the copy is what the workflow sees.
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(workdir))
     proc = subprocess.run(
         ["snakemake", *args],
         cwd=workdir,
