@@ -1,0 +1,144 @@
+"""Analytic confidence intervals: Wilson for proportions, Fisher z for correlations.
+
+They complement the bootstrap (:mod:`analysis.stats.bootstrap`) where a closed form is
+standard and items are independent: a share of independent units, or a correlation across a
+handful of models (where resampling five points is meaningless).
+
+* Wilson (1927) score interval, via ``statsmodels.stats.proportion.proportion_confint``;
+  unlike the Wald interval it stays inside [0, 1] and is sensible at 0 or n successes.
+* Fisher (1921) z transform: ``z = atanh(r)``, ``r`` in ``tanh(z -/+ z_{a/2} * se)``, with
+  ``se = 1 / sqrt(n - 3)`` for Pearson (as ``scipy.stats.pearsonr(...).confidence_interval``)
+  and ``se = sqrt((1 + r**2 / 2) / (n - 3))`` for Spearman (Bonett & Wright 2000,
+  *Psychometrika* 65, 23-28, who show the Pearson variance is too small for Spearman's rho).
+  For ``|r| = 1`` the transform is infinite and the interval is returned as NaN rather than
+  the degenerate ``[1, 1]``; ``n <= 3`` raises.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+from scipy.special import ndtri
+from statsmodels.stats.proportion import proportion_confint
+
+__all__ = [
+    "ProportionCI",
+    "CorrelationCI",
+    "wilson_interval",
+    "proportion_with_ci",
+    "fisher_z_interval",
+    "correlation_with_ci",
+]
+
+CorrelationMethod = Literal["pearson", "spearman"]
+
+
+@dataclass(frozen=True)
+class ProportionCI:
+    """A proportion with its Wilson interval."""
+
+    estimate: float
+    low: float
+    high: float
+    successes: int
+    n: int
+    level: float
+    method: str = "Wilson score interval"
+
+
+@dataclass(frozen=True)
+class CorrelationCI:
+    """A correlation coefficient with its Fisher-z interval and test p-value."""
+
+    estimate: float
+    low: float
+    high: float
+    p_value: float
+    n: int
+    level: float
+    method: str  # e.g. "Spearman rho, Fisher z interval (Bonett-Wright SE)"
+
+
+def _check_level(level: float) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+
+
+def wilson_interval(successes: Any, n: Any, level: float = 0.95) -> tuple[Any, Any]:
+    """Wilson score interval of ``successes / n`` (arrays broadcast). ``n`` must be > 0."""
+    _check_level(level)
+    k = np.asarray(successes)
+    nn = np.asarray(n)
+    if np.any(nn <= 0):
+        raise ValueError("a proportion needs n > 0 trials")
+    if np.any(k < 0) or np.any(k > nn):
+        raise ValueError(f"successes must lie in [0, n]; got successes={k}, n={nn}")
+    low, high = proportion_confint(k, nn, alpha=1.0 - level, method="wilson")
+    return low, high
+
+
+def proportion_with_ci(successes: Any, level: float = 0.95) -> ProportionCI:
+    """Share of true values in a boolean sequence, with its Wilson interval."""
+    x = np.asarray(successes)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"successes must be a non-empty 1-d sequence, got shape {x.shape}")
+    if x.dtype != bool and not np.isin(x, (0, 1)).all():
+        raise ValueError("successes must be booleans (or 0/1)")
+    k, n = int(x.astype(bool).sum()), int(x.size)
+    low, high = wilson_interval(k, n, level)
+    return ProportionCI(k / n, float(low), float(high), k, n, level)
+
+
+def fisher_z_interval(
+    r: float, n: int, level: float = 0.95, method: CorrelationMethod = "pearson"
+) -> tuple[float, float]:
+    """Fisher-z interval of a correlation ``r`` from ``n`` pairs (see the module docstring)."""
+    _check_level(level)
+    if n <= 3:
+        raise ValueError(f"a Fisher-z interval needs n > 3 pairs, got n={n}")
+    if not -1.0 <= r <= 1.0 or not np.isfinite(r):
+        raise ValueError(f"a correlation must lie in [-1, 1], got {r}")
+    if abs(r) == 1.0:
+        warnings.warn(
+            f"|r| = 1 with n={n}: the Fisher-z interval is undefined; returning NaN",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return float("nan"), float("nan")
+    if method == "pearson":
+        se = 1.0 / np.sqrt(n - 3)
+    elif method == "spearman":
+        se = np.sqrt((1.0 + r**2 / 2.0) / (n - 3))
+    else:
+        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+    z = np.arctanh(r)
+    half = ndtri(1.0 - (1.0 - level) / 2.0) * se
+    return float(np.tanh(z - half)), float(np.tanh(z + half))
+
+
+def correlation_with_ci(
+    x: Any, y: Any, method: CorrelationMethod = "spearman", level: float = 0.95
+) -> CorrelationCI:
+    """Pearson r or Spearman rho of paired values (scipy), with a Fisher-z interval."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"x and y must be paired 1-d sequences, got {a.shape} and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("x and y must not contain missing values; drop incomplete pairs first")
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        raise ValueError("a correlation with a constant variable is undefined")
+    if method == "pearson":
+        res = stats.pearsonr(a, b)
+        label = "Pearson r, Fisher z interval"
+    elif method == "spearman":
+        res = stats.spearmanr(a, b)
+        label = "Spearman rho, Fisher z interval (Bonett-Wright SE)"
+    else:
+        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+    r = float(res.statistic)
+    low, high = fisher_z_interval(r, a.size, level, method)
+    return CorrelationCI(r, low, high, float(res.pvalue), int(a.size), level, label)

@@ -1,0 +1,363 @@
+"""Stage 1 (attribute extraction): how often people accept extracted attributes, and how much
+they agree with each other and with LLM verifiers.
+
+Input: the canonical ``attribute_judgments`` (one row per attribute and rater; label
+``accepted`` / ``uncertain`` / ``rejected``) and ``users`` (``source``, ``source_kind``).
+Stage-1 keys carry no round: they describe the study's final annotation, or the pilot where
+a dataset has only a pilot (the record's ``extra.round`` says which; rounds are never pooled).
+
+* ``stage1.acceptance_rate.<source>`` / ``.real`` / ``.synthetic`` / ``.overall``: share of
+  human judgments that accept the attribute (each judgment counts once).
+* ``stage1.problematic_gap_real_vs_synthetic``: share of problematic judgments (uncertain or
+  rejected) for real users minus that for synthetic users, in percentage points of the share
+  (the study's "22% more problematic attributes").
+* ``stage1.kappa.human_human``: mean pairwise Cohen's kappa over human raters (3 categories);
+  ``stage1.alpha.human``: Krippendorff's alpha (nominal) over all human judgments.
+* ``stage1.verifier_agreement.<model>``: Cohen's kappa of an LLM verifier's accept / not-accept
+  decision with the human majority (accepted when more than half of the attribute's human
+  judgments accept it), with the human ceiling ``stage1.ceiling.kappa_human_vs_rest`` (each
+  human's decision against the majority of the other humans), present when a verifier is.
+
+Intervals: cluster bootstrap over users (``stats.cluster = item`` resamples attributes; a
+judgment has no prompt, so ``prompt`` falls back to users), all statistics on the same
+resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.paper.records import Record
+from analysis.stats.bootstrap import bootstrap_agreement, bootstrap_pairwise_kappa
+from analysis.stats.study_common import (
+    StatsSettings,
+    StudyDataError,
+    TotalsBootstrap,
+    boot_interval,
+    bootstrap_totals,
+    cluster_column,
+    cluster_labels,
+    collect,
+    key_part,
+    make_record,
+    n_shared,
+    nanmean_arrays,
+    pair_cells,
+    pair_kappa,
+    point_getter,
+    ratio,
+    require_columns,
+    require_unique,
+    show,
+    study_round,
+    unit_noun,
+)
+
+MODULE = "analysis.stats.study_stage1"
+JUDGMENT_COLUMNS = ("attribute_id", "user_id", "rater", "rater_kind", "round", "label")
+USER_COLUMNS = ("user_id", "source", "source_kind")
+LABELS = ("accepted", "uncertain", "rejected")
+SOURCE_KINDS = ("real", "synthetic")
+
+
+def _judgments(judgments: pd.DataFrame, users: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
+    """The study round's judgments with each user's source; None when there are none."""
+    require_columns(judgments, "attribute_judgments", JUDGMENT_COLUMNS)
+    require_columns(users, "users", USER_COLUMNS)
+    if judgments.empty:
+        return None
+    round_name = study_round(judgments["round"].astype(str), "attribute_judgments")
+    assert round_name is not None
+    df = judgments.loc[judgments["round"].astype(str) == round_name, list(JUDGMENT_COLUMNS)]
+    df = df.astype({c: str for c in JUDGMENT_COLUMNS})
+    bad = ~df["label"].isin(LABELS)
+    if bad.any():
+        row = df.index[bad.to_numpy()][0]
+        raise StudyDataError(
+            f"table attribute_judgments row {row!r}: field 'label' = {show(df.loc[row, 'label'])} "
+            f"is not one of {LABELS}"
+        )
+    bad = ~df["rater_kind"].isin(("human", "model"))
+    if bad.any():
+        row = df.index[bad.to_numpy()][0]
+        raise StudyDataError(
+            f"table attribute_judgments row {row!r}: field 'rater_kind' = "
+            f"{show(df.loc[row, 'rater_kind'])} is not 'human' or 'model'"
+        )
+    require_unique(df, "attribute_judgments", ("attribute_id", "rater"))
+    per_attr = df.groupby("attribute_id")["user_id"].nunique()
+    if (per_attr > 1).any():
+        attr = per_attr.index[(per_attr > 1).to_numpy()][0]
+        raise StudyDataError(
+            f"table attribute_judgments: attribute {attr!r} has several user_id values"
+        )
+    u = users.loc[:, list(USER_COLUMNS)].astype(str)
+    require_unique(u, "users", ("user_id",))
+    df = df.merge(u, on="user_id", how="left", validate="many_to_one")
+    unknown = df["source"].isna()
+    if unknown.any():
+        row = df.index[unknown.to_numpy()][0]
+        raise StudyDataError(
+            f"table attribute_judgments row {row!r}: user_id {show(df.loc[row, 'user_id'])} is "
+            "not in the users table (field 'user_id')"
+        )
+    return df.reset_index(drop=True), round_name
+
+
+def acceptance_rates(
+    human: pd.DataFrame,
+    round_name: str,
+    settings: StatsSettings,
+    clusters: np.ndarray | None,
+    unit: str,
+) -> list[Record]:
+    """Acceptance per source, per source kind and overall; the real-vs-synthetic gap."""
+    code = f"{MODULE}:acceptance_rates"
+    accepted = (human["label"] == "accepted").to_numpy(dtype=np.float64)
+    groups: dict[str, np.ndarray] = {"overall": np.ones(len(human), dtype=bool)}
+    for kind in SOURCE_KINDS:
+        groups[kind] = (human["source_kind"] == kind).to_numpy()
+    for source in sorted(human["source"].unique()):
+        groups.setdefault(key_part(source), (human["source"] == source).to_numpy())
+    cols: dict[str, np.ndarray] = {}
+    for name, mask in groups.items():
+        cols[f"acc|{name}"] = accepted * mask
+        cols[f"n|{name}"] = mask.astype(np.float64)
+    tb = bootstrap_totals(cols, clusters, settings, unit)
+    out: list[Record | None] = []
+    for name, mask in groups.items():
+        n = int(mask.sum())
+        if n == 0:
+            continue
+        res = tb.stat(lambda g, name=name: ratio(g(f"acc|{name}"), g(f"n|{name}")))
+        what = {
+            "overall": "all users",
+            "real": "real users (source_kind real)",
+            "synthetic": "synthetic-benchmark users (source_kind synthetic)",
+        }.get(name, f"users of source {name}")
+        out.append(
+            make_record(
+                f"stage1.acceptance_rate.{name}",
+                boot_interval(res, settings, tb.unit),
+                fmt=".1%",
+                method=(
+                    f"share of the {n} human judgments ({round_name} round) that accept the "
+                    f"attribute, {what}; each judgment counts once"
+                ),
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra={"round": round_name, "accepted": int(accepted[mask].sum())},
+            )
+        )
+    if groups["real"].any() and groups["synthetic"].any():
+        res = tb.stat(
+            lambda g: (
+                ratio(g("acc|synthetic"), g("n|synthetic")) - ratio(g("acc|real"), g("n|real"))
+            )
+        )
+        n = int(groups["real"].sum() + groups["synthetic"].sum())
+        out.append(
+            make_record(
+                "stage1.problematic_gap_real_vs_synthetic",
+                boot_interval(res, settings, tb.unit),
+                fmt=".1%",
+                method=(
+                    "share of problematic (uncertain or rejected) human judgments for real "
+                    "users minus that for synthetic-benchmark users (difference of shares; "
+                    f"{round_name} round; users of both kinds resampled together)"
+                ),
+                code=f"{MODULE}:acceptance_rates",
+                n=n,
+                seed=settings.seed,
+                extra={
+                    "round": round_name,
+                    "problematic_real": 1.0 - tb.point("acc|real") / tb.point("n|real"),
+                    "problematic_synthetic": 1.0
+                    - tb.point("acc|synthetic") / tb.point("n|synthetic"),
+                },
+            )
+        )
+    return collect(out)
+
+
+def human_agreement(
+    human: pd.DataFrame, round_name: str, settings: StatsSettings, cluster: str | None, unit: str
+) -> list[Record]:
+    """Mean pairwise Cohen's kappa and Krippendorff's alpha over the human judgments."""
+    raters = sorted(human["rater"].unique())
+    if len(raters) < 2:
+        return []
+    long = human.rename(columns={"attribute_id": "item"}).assign(
+        cluster=human[cluster] if cluster else human["attribute_id"]
+    )[["item", "rater", "label", "cluster"]]
+    if long.groupby("item")["rater"].size().max() < 2:
+        return []  # no attribute judged twice: no agreement to measure
+    clus = "cluster" if cluster else None
+    out: list[Record | None] = []
+    boot = bootstrap_pairwise_kappa(
+        long,
+        groups=dict.fromkeys(raters, "human"),
+        cluster=clus,
+        categories=list(LABELS),
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+    )
+    res = boot.group_means.get("human_human")
+    n_items = int((long.groupby("item")["rater"].size() >= 2).sum())
+    if res is not None:
+        defined = int(np.isfinite(np.asarray(boot.matrix.estimate)).sum())
+        out.append(
+            make_record(
+                "stage1.kappa.human_human",
+                boot_interval(res, settings, unit),
+                fmt=".2f",
+                method=(
+                    f"mean pairwise Cohen's kappa over the {defined} pairs of {len(raters)} "
+                    f"human raters (labels accepted/uncertain/rejected, {round_name} round; "
+                    "each pair on the attributes it shares)"
+                ),
+                code=f"{MODULE}:human_agreement",
+                n=n_items,
+                seed=settings.seed,
+                extra={"round": round_name, "n_raters": len(raters), "n_pairs": defined},
+            )
+        )
+    alpha = bootstrap_agreement(
+        long,
+        "krippendorff_alpha",
+        cluster=clus,
+        level="nominal",
+        categories=list(LABELS),
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+    )
+    out.append(
+        make_record(
+            "stage1.alpha.human",
+            boot_interval(alpha, settings, unit),
+            fmt=".2f",
+            method=(
+                f"Krippendorff's alpha (nominal) over the {len(long)} human judgments of "
+                f"{len(raters)} raters ({round_name} round; missing judgments allowed)"
+            ),
+            code=f"{MODULE}:human_agreement",
+            n=n_items,
+            seed=settings.seed,
+            extra={"round": round_name, "n_raters": len(raters), "level": "nominal"},
+        )
+    )
+    return collect(out)
+
+
+def verifier_agreement(
+    df: pd.DataFrame, round_name: str, settings: StatsSettings, clusters_of: pd.Series, unit: str
+) -> list[Record]:
+    """LLM verifiers' accept decisions against the human majority, with the human ceiling."""
+    models = sorted(df.loc[df["rater_kind"] == "model", "rater"].unique())
+    humans = sorted(df.loc[df["rater_kind"] == "human", "rater"].unique())
+    if not models or not humans:
+        return []
+    wide = (
+        df.assign(acc=(df["label"] == "accepted").astype(np.float64))
+        .pivot(index="attribute_id", columns="rater", values="acc")
+        .sort_index()
+    )
+    h = wide[humans].to_numpy()
+    n_h = np.isfinite(h).sum(axis=1)
+    yes = np.nansum(h, axis=1)
+    majority = np.where(n_h >= 2, (yes > n_h / 2.0).astype(np.float64), np.nan)
+    cols: dict[str, np.ndarray] = {}
+    for m in models:
+        for cell, v in pair_cells(wide[m].to_numpy(), majority).items():
+            cols[f"{m}|majority|{cell}"] = v
+    for i, person in enumerate(humans):
+        others = np.delete(h, i, axis=1)
+        n_rest = np.isfinite(others).sum(axis=1)
+        rest = np.where(
+            (n_rest >= 1) & np.isfinite(h[:, i]),
+            (np.nansum(others, axis=1) > n_rest / 2.0).astype(np.float64),
+            np.nan,
+        )
+        for cell, v in pair_cells(h[:, i], rest).items():
+            cols[f"{person}|rest|{cell}"] = v
+    clusters = None if clusters_of is None else clusters_of.reindex(wide.index).to_numpy()
+    tb: TotalsBootstrap = bootstrap_totals(cols, clusters, settings, unit)
+    code = f"{MODULE}:verifier_agreement"
+    ref = (
+        "the human majority (accepted when more than half of the attribute's human judgments "
+        "accept it; attributes with at least two)"
+    )
+    out: list[Record | None] = []
+    for m in models:
+        n = n_shared(tb, m, "majority")
+        if n == 0:
+            continue
+        res = tb.stat(lambda g, m=m: pair_kappa(g, m, "majority"))
+        out.append(
+            make_record(
+                f"stage1.verifier_agreement.{key_part(m)}",
+                boot_interval(res, settings, tb.unit),
+                fmt=".2f",
+                method=(
+                    f"Cohen's kappa of verifier {m}'s accept / not-accept decision (uncertain "
+                    f"counts as not accepted) with {ref}, on {n} attributes ({round_name} round)"
+                ),
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra=settings.with_caveat(m, {"round": round_name}),
+            )
+        )
+    rated = [p for p in humans if n_shared(tb, p, "rest") > 0]
+    if out and len(humans) >= 2 and rated:
+        res = tb.stat(lambda g: nanmean_arrays([pair_kappa(g, p, "rest") for p in rated]))
+        get = point_getter(tb)
+        n = int(sum(n_shared(tb, p, "rest") for p in rated))
+        out.append(
+            make_record(
+                "stage1.ceiling.kappa_human_vs_rest",
+                boot_interval(res, settings, tb.unit),
+                fmt=".2f",
+                method=(
+                    f"human ceiling for the verifier agreement: each of the {len(rated)} human "
+                    "raters' accept / not-accept decisions against the majority of the other "
+                    "humans on the attribute (more than half; a tie is not accepted), Cohen's "
+                    f"kappa averaged over humans ({n} human-attribute pairs, {round_name} round)"
+                ),
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra={
+                    "round": round_name,
+                    "per_rater": {p: float(pair_kappa(get, p, "rest")[0]) for p in rated},
+                },
+            )
+        )
+    return collect(out)
+
+
+def stage1_records(
+    judgments: pd.DataFrame, users: pd.DataFrame, cfg: Mapping[str, Any]
+) -> list[Record]:
+    """Every stage-1 record the data support (absent keys where they do not)."""
+    settings = StatsSettings.from_config(cfg)
+    prepared = _judgments(judgments, users)
+    if prepared is None:
+        return []
+    df, round_name = prepared
+    cluster = cluster_column(settings, {"item": None, "user": "user_id"})
+    unit = unit_noun(cluster, "attributes")
+    human = df[df["rater_kind"] == "human"].reset_index(drop=True)
+    records: list[Record] = []
+    if len(human):
+        clusters = cluster_labels(human, cluster) if cluster else human["attribute_id"].to_numpy()
+        records += acceptance_rates(human, round_name, settings, clusters, unit)
+        records += human_agreement(human, round_name, settings, cluster, unit)
+    per_attr = df.groupby("attribute_id")["user_id" if cluster else "attribute_id"].first()
+    records += verifier_agreement(df, round_name, settings, per_attr.astype(str), unit)
+    return collect(records)

@@ -1,0 +1,704 @@
+"""Stage 2 (relevance matching): the study's numbers, one family per round of votes.
+
+Input is the canonical ``relevance_votes`` table (one row per item and rater; ``rater_kind``
+is ``human``, ``model`` or ``human_majority``). Each round (``final``, ``pilot``, ...) is
+analysed on its own; rounds are never pooled. Per round:
+
+* ``stage2.<round>.relevance_rate.{human_majority,human,<model>}``: shares of items marked
+  relevant (``human`` = mean of the individual humans' rates).
+* ``stage2.<round>.over_selection.<model>``: the model's YES count over the human-majority
+  YES count on the items both label (= ratio of the two rates on shared items), with an exact
+  McNemar test of the paired votes, Holm-adjusted across the round's models;
+  ``over_selection.mean_model`` is the mean ratio over models.
+* ``stage2.<round>.kappa.{human_human,model_model,human_model}``: group means of the pairwise
+  Cohen's kappa matrix (the matrix itself is returned as a table for the figure).
+* ``stage2.<round>.{kappa,f1,precision,recall}_vs_majority.<model>``: each model against the
+  human-majority label.
+* ``stage2.<round>.ceiling.{kappa,f1}_human_vs_rest``: leave-one-human-out ceiling, each human
+  against the majority of the remaining humans, averaged over humans.
+
+The human majority is the published label where the round has one (``human_majority`` rows);
+otherwise it is computed: relevant when more than half of the item's human votes say so, on
+items with at least two human votes (a tie is *not relevant*, as "more than half" requires).
+
+All intervals of a round come from one set of cluster resamples (seeded), so the numbers of
+a round are mutually consistent; the pairwise matrix is bootstrapped with the same seed and
+clusters by :func:`analysis.stats.bootstrap.bootstrap_pairwise_kappa` (one matrix product).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.contingency_tables import mcnemar
+
+from analysis.paper.records import Record
+from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa
+from analysis.stats.intervals import wilson_interval
+from analysis.stats.study_common import (
+    CELLS,
+    Interval,
+    StatsSettings,
+    StudyDataError,
+    TotalsBootstrap,
+    adjust_pvalues,
+    analytic_interval,
+    boot_interval,
+    bootstrap_totals,
+    cluster_column,
+    cluster_labels,
+    collect,
+    correction_name,
+    key_part,
+    make_record,
+    n_shared,
+    nanmean_arrays,
+    pair_cells,
+    pair_kappa,
+    pair_prf,
+    point_getter,
+    ratio,
+    require_columns,
+    require_unique,
+    show,
+    unit_noun,
+)
+
+MODULE = "analysis.stats.study_stage2"
+VOTE_COLUMNS = ("item_id", "user_id", "prompt_id", "rater", "rater_kind", "round", "vote")
+RATER_KINDS = ("human", "model", "human_majority")
+#: the key prefix of a round's records
+
+
+@dataclass(frozen=True)
+class RoundVotes:
+    """One round's votes as an items x raters matrix (0/1, NaN = no vote) plus the majority."""
+
+    round: str
+    items: np.ndarray  # (n,) item ids, sorted
+    humans: tuple[str, ...]
+    models: tuple[str, ...]
+    votes: np.ndarray  # (n, H + M): humans first, then models
+    majority: np.ndarray  # (n,) 0/1, NaN where the item has no majority label
+    majority_source: str  # "published" | "computed" | "none"
+    clusters: np.ndarray | None  # (n,) cluster label per item, None = items
+    cluster_col: str | None
+    unit: str  # plural noun of the resampling unit
+    long: pd.DataFrame  # item, rater, label, cluster: the individual votes (for the matrix)
+
+    @property
+    def raters(self) -> tuple[str, ...]:
+        return self.humans + self.models
+
+    def column(self, rater: str) -> np.ndarray:
+        return self.votes[:, self.raters.index(rater)]
+
+    @property
+    def prefix(self) -> str:
+        return f"stage2.{key_part(self.round)}"
+
+
+@dataclass(frozen=True)
+class Stage2Statistics:
+    """The records of every round and, per round, the pairwise kappa matrix (long format)."""
+
+    records: list[Record]
+    kappa_matrices: dict[str, pd.DataFrame]
+
+
+# --------------------------------------------------------------------------------------
+# Input
+# --------------------------------------------------------------------------------------
+
+
+def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -> RoundVotes:
+    """Check one round's votes and arrange them for the statistics."""
+    require_columns(votes, "relevance_votes", VOTE_COLUMNS)
+    df = votes.loc[votes["round"].astype(str) == round_name, list(VOTE_COLUMNS)].copy()
+    for col in ("item_id", "user_id", "prompt_id", "rater", "rater_kind"):
+        df[col] = df[col].astype(str)
+    bad_kind = ~df["rater_kind"].isin(RATER_KINDS)
+    if bad_kind.any():
+        row = df.index[bad_kind.to_numpy()][0]
+        raise StudyDataError(
+            f"table relevance_votes row {row!r}: field 'rater_kind' = "
+            f"{show(df.loc[row, 'rater_kind'])} is not one of {RATER_KINDS}"
+        )
+    null_vote = df["vote"].isna()
+    if null_vote.any():
+        row = df.index[null_vote.to_numpy()][0]
+        raise StudyDataError(f"table relevance_votes row {row!r}: field 'vote' is missing")
+    require_unique(df, "relevance_votes", ("item_id", "rater"))
+    kinds = df.groupby("rater")["rater_kind"].nunique()
+    if (kinds > 1).any():
+        rater = kinds.index[(kinds > 1).to_numpy()][0]
+        raise StudyDataError(
+            f"table relevance_votes, round {round_name}: rater {rater!r} has several "
+            "rater_kind values (field 'rater_kind')"
+        )
+    per_item = df.groupby("item_id")[["user_id", "prompt_id"]].nunique()
+    if (per_item > 1).to_numpy().any():
+        item = per_item.index[(per_item > 1).any(axis=1).to_numpy()][0]
+        raise StudyDataError(
+            f"table relevance_votes, round {round_name}: item {item!r} has several "
+            "user_id/prompt_id values (fields 'user_id', 'prompt_id')"
+        )
+    df["vote"] = df["vote"].astype(bool)
+
+    items = np.asarray(sorted(df["item_id"].unique()), dtype=object)
+    item_pos = pd.Index(items)
+    kind_of = df.groupby("rater")["rater_kind"].first()
+    humans = tuple(sorted(kind_of.index[(kind_of == "human").to_numpy()]))
+    models = tuple(sorted(kind_of.index[(kind_of == "model").to_numpy()]))
+    raters = humans + models
+    matrix = np.full((len(items), len(raters)), np.nan)
+    indiv = df[df["rater_kind"] != "human_majority"]
+    if len(indiv):
+        matrix[
+            item_pos.get_indexer(indiv["item_id"]),
+            pd.Index(raters).get_indexer(indiv["rater"]),
+        ] = indiv["vote"].to_numpy(dtype=np.float64)
+
+    published = df[df["rater_kind"] == "human_majority"]
+    majority = np.full(len(items), np.nan)
+    if len(published):
+        require_unique(published, "relevance_votes (human_majority rows)", ("item_id",))
+        majority[item_pos.get_indexer(published["item_id"])] = published["vote"].to_numpy(
+            dtype=np.float64
+        )
+        source = "published"
+    elif humans:
+        h = matrix[:, : len(humans)]
+        n_h = np.isfinite(h).sum(axis=1)
+        yes = np.nansum(h, axis=1)
+        majority = np.where(n_h >= 2, (yes > n_h / 2.0).astype(np.float64), np.nan)
+        source = "computed" if np.isfinite(majority).any() else "none"
+    else:
+        source = "none"
+
+    item_meta = df.groupby("item_id")[["user_id", "prompt_id"]].first().reindex(items)
+    col = cluster_column(settings, {"item": None, "user": "user_id", "prompt": "prompt_id"})
+    clusters = cluster_labels(item_meta, col)
+    long = indiv.rename(columns={"item_id": "item", "vote": "label"})[["item", "rater", "label"]]
+    if col is not None:
+        long = long.assign(cluster=item_meta[col].reindex(long["item"]).to_numpy(dtype=object))
+    return RoundVotes(
+        round=round_name,
+        items=items,
+        humans=humans,
+        models=models,
+        votes=matrix,
+        majority=majority,
+        majority_source=source,
+        clusters=clusters,
+        cluster_col=col,
+        unit=unit_noun(col, "items"),
+        long=long.reset_index(drop=True),
+    )
+
+
+def _left_out_phrase(models: list[str]) -> str:
+    """The method's note on models with a configured caveat, left out of an aggregate."""
+    if not models:
+        return ""
+    return f" (left out, having a caveat in stages.caveats: {', '.join(models)})"
+
+
+def _majority_phrase(rv: RoundVotes) -> str:
+    if rv.majority_source == "published":
+        return "the published human-majority label"
+    return "the computed human majority (more than half of the item's human votes)"
+
+
+# --------------------------------------------------------------------------------------
+# One resampling pass: the per-item columns every statistic of the round is built from
+# --------------------------------------------------------------------------------------
+
+
+def rest_majority(rv: RoundVotes, human: str) -> tuple[np.ndarray, np.ndarray]:
+    """Majority of the *other* humans per item (NaN where the human or all others are absent).
+
+    More than half of the remaining votes must say relevant (a tie is not relevant, like the
+    computed majority). Returns the label and a tie indicator.
+    """
+    h_idx = rv.humans.index(human)
+    others = np.delete(rv.votes[:, : len(rv.humans)], h_idx, axis=1)
+    n_rest = np.isfinite(others).sum(axis=1)
+    yes = np.nansum(others, axis=1)
+    valid = (n_rest >= 1) & np.isfinite(rv.votes[:, h_idx])
+    label = np.where(valid, (yes > n_rest / 2.0).astype(np.float64), np.nan)
+    tie = valid & (2 * yes == n_rest)
+    return label, tie
+
+
+def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
+    """Resampled totals of every per-item column a round's statistics need."""
+    cols: dict[str, np.ndarray] = {}
+    for name, col in [(r, rv.column(r)) for r in rv.raters] + [("majority", rv.majority)]:
+        cols[f"yes|{name}"] = np.nan_to_num(col)
+        cols[f"n|{name}"] = np.isfinite(col).astype(np.float64)
+    for m in rv.models:
+        for cell, v in pair_cells(rv.column(m), rv.majority).items():
+            cols[f"{m}|majority|{cell}"] = v
+    if len(rv.humans) >= 2:
+        for h in rv.humans:
+            rest, _ = rest_majority(rv, h)
+            for cell, v in pair_cells(rv.column(h), rest).items():
+                cols[f"{h}|rest|{cell}"] = v
+    return bootstrap_totals(cols, rv.clusters, settings, rv.unit)
+
+
+# --------------------------------------------------------------------------------------
+# Statistics
+# --------------------------------------------------------------------------------------
+
+
+def _rate_interval(
+    tb: TotalsBootstrap, res: BootstrapResult, name: str, rv: RoundVotes, settings: StatsSettings
+) -> Interval:
+    """Wilson where items are the resampling unit (independent), else the cluster bootstrap."""
+    if rv.cluster_col is None:
+        k, n = tb.point(f"yes|{name}"), tb.point(f"n|{name}")
+        low, high = wilson_interval(int(round(k)), int(round(n)), settings.ci_level)
+        return analytic_interval(
+            k / n, float(low), float(high), f"{settings.ci_level:.0%} CI: Wilson score interval"
+        )
+    return boot_interval(res, settings, tb.unit)
+
+
+def relevance_rates(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+    """Share of items marked relevant: by the human majority, by each model, per human."""
+    out: list[Record | None] = []
+    code = f"{MODULE}:relevance_rates"
+    seed = settings.seed
+    named = [("majority", "human_majority")] + [(m, key_part(m)) for m in rv.models]
+    for name, key in named:
+        n = int(round(tb.point(f"n|{name}")))
+        if n == 0:
+            continue
+        res = tb.stat(lambda g, name=name: ratio(g(f"yes|{name}"), g(f"n|{name}")))
+        who = _majority_phrase(rv) if name == "majority" else f"model {name}"
+        out.append(
+            make_record(
+                f"{rv.prefix}.relevance_rate.{key}",
+                _rate_interval(tb, res, name, rv, settings),
+                fmt=".1%",
+                method=f"share of the {n} {rv.round}-round items marked relevant by {who}",
+                code=code,
+                n=n,
+                seed=seed,
+                extra=settings.with_caveat(
+                    name, {"round": rv.round, "yes": int(round(tb.point(f"yes|{name}")))}
+                ),
+            )
+        )
+    if rv.humans:
+        humans = rv.humans
+        res = tb.stat(lambda g: nanmean_arrays([ratio(g(f"yes|{h}"), g(f"n|{h}")) for h in humans]))
+        per_human = {h: tb.point(f"yes|{h}") / tb.point(f"n|{h}") for h in humans}
+        n = int(round(sum(tb.point(f"n|{h}") for h in humans)))
+        out.append(
+            make_record(
+                f"{rv.prefix}.relevance_rate.human",
+                boot_interval(res, settings, tb.unit),
+                fmt=".1%",
+                method=(
+                    f"mean over {len(humans)} human raters of each rater's share of "
+                    f"{rv.round}-round items marked relevant ({n} votes)"
+                ),
+                code=code,
+                n=n,
+                seed=seed,
+                extra={"round": rv.round, "per_rater": per_human, "n_raters": len(humans)},
+            )
+        )
+    return collect(out)
+
+
+def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+    """Model YES count over human-majority YES count on shared items, with McNemar + Holm."""
+    code = f"{MODULE}:over_selection"
+    ratios: dict[str, BootstrapResult] = {}
+    tests: dict[str, dict[str, Any]] = {}
+    pvalues: dict[str, float] = {}
+    for m in rv.models:
+        n = n_shared(tb, m, "majority")
+        if n == 0:
+            continue
+        res = tb.stat(
+            lambda g, m=m: ratio(
+                g(f"{m}|majority|11") + g(f"{m}|majority|10"),
+                g(f"{m}|majority|11") + g(f"{m}|majority|01"),
+            )
+        )
+        if not np.isfinite(res.estimate):
+            continue  # the majority marks nothing relevant on the shared items
+        cell = {c: int(round(tb.point(f"{m}|majority|{c}"))) for c in CELLS}
+        table = [[cell["11"], cell["10"]], [cell["01"], cell["00"]]]
+        p = float(mcnemar(table, exact=True).pvalue)
+        ratios[m] = res
+        pvalues[m] = p
+        tests[m] = {
+            "n": n,
+            "model_yes_majority_no": cell["10"],
+            "model_no_majority_yes": cell["01"],
+            "p_value": p,
+        }
+    adjusted = adjust_pvalues(pvalues, settings)
+    family = sorted(ratios)
+    out: list[Record | None] = []
+    test_text = (
+        "paired test: exact McNemar test of the model's and the majority's votes on the same "
+        f"items (statsmodels), {correction_name(settings)}-adjusted across the "
+        f"{len(family)} models of the round"
+    )
+    for m in family:
+        t = tests[m]
+        out.append(
+            make_record(
+                f"{rv.prefix}.over_selection.{key_part(m)}",
+                boot_interval(ratios[m], settings, tb.unit),
+                fmt=".2f",
+                method=(
+                    f"over-selection of {m}: its YES votes divided by the YES votes of "
+                    f"{_majority_phrase(rv)} on the {t['n']} items both label (ratio of the "
+                    f"two relevance rates); {test_text}"
+                ),
+                code=code,
+                n=t["n"],
+                seed=settings.seed,
+                extra=settings.with_caveat(
+                    m,
+                    {
+                        "round": rv.round,
+                        "test": "McNemar (exact binomial on discordant pairs)",
+                        "p_value": t["p_value"],
+                        "p_adjusted": adjusted[m],
+                        "correction": settings.multiple_comparisons,
+                        "family": family,
+                        "model_yes_majority_no": t["model_yes_majority_no"],
+                        "model_no_majority_yes": t["model_no_majority_yes"],
+                    },
+                ),
+            )
+        )
+    models = [m for m in family if settings.in_aggregates(m)]
+    left_out = [m for m in family if not settings.in_aggregates(m)]
+    if models:
+        mean_res = tb.stat(
+            lambda g: nanmean_arrays(
+                [
+                    ratio(
+                        g(f"{m}|majority|11") + g(f"{m}|majority|10"),
+                        g(f"{m}|majority|11") + g(f"{m}|majority|01"),
+                    )
+                    for m in models
+                ]
+            )
+        )
+        out.append(
+            make_record(
+                f"{rv.prefix}.over_selection.mean_model",
+                boot_interval(mean_res, settings, tb.unit),
+                fmt=".2f",
+                method=(
+                    f"mean over {len(models)} models of each model's over-selection ratio "
+                    f"against {_majority_phrase(rv)}{_left_out_phrase(left_out)}"
+                ),
+                code=code,
+                n=int(round(tb.point("n|majority"))),
+                seed=settings.seed,
+                extra={
+                    "round": rv.round,
+                    "models": models,
+                    "excluded_models": left_out,
+                    "per_model": {m: float(ratios[m].estimate) for m in models},
+                },
+            )
+        )
+    return collect(out)
+
+
+def agreement_with_majority(
+    rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings
+) -> list[Record]:
+    """Each model against the human majority: Cohen's kappa, precision, recall, F1."""
+    code = f"{MODULE}:agreement_with_majority"
+    out: list[Record | None] = []
+    for m in rv.models:
+        n = n_shared(tb, m, "majority")
+        if n == 0:
+            continue
+        ref = _majority_phrase(rv)
+        res = tb.stat(lambda g, m=m: pair_kappa(g, m, "majority"))
+        out.append(
+            make_record(
+                f"{rv.prefix}.kappa_vs_majority.{key_part(m)}",
+                boot_interval(res, settings, tb.unit),
+                fmt=".2f",
+                method=f"Cohen's kappa of {m} and {ref} on the {n} items both label",
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra=settings.with_caveat(m, {"round": rv.round}),
+            )
+        )
+        for stat in ("precision", "recall", "f1"):
+            res = tb.stat(lambda g, m=m, stat=stat: pair_prf(g, m, "majority")[stat])
+            name = "F1" if stat == "f1" else stat
+            out.append(
+                make_record(
+                    f"{rv.prefix}.{stat}_vs_majority.{key_part(m)}",
+                    boot_interval(res, settings, tb.unit),
+                    fmt=".3f",
+                    method=(
+                        f"{name} of {m}'s YES votes against {ref} as the reference "
+                        f"(positive class: relevant), on the {n} items both label"
+                    ),
+                    code=code,
+                    n=n,
+                    seed=settings.seed,
+                    extra=settings.with_caveat(m, {"round": rv.round}),
+                )
+            )
+    return collect(out)
+
+
+def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+    """Leave-one-human-out: each human against the majority of the other humans."""
+    if len(rv.humans) < 2:
+        return []
+    code = f"{MODULE}:human_ceiling"
+    humans = [h for h in rv.humans if n_shared(tb, h, "rest") > 0]
+    if not humans:
+        return []
+    n = int(sum(n_shared(tb, h, "rest") for h in humans))
+    ties = int(sum(int(rest_majority(rv, h)[1].sum()) for h in humans))
+    rule = (
+        f"human ceiling: each of the {len(humans)} human raters against the majority of the "
+        "other humans on the same item (more than half of their votes; a tie is not "
+        "relevant), averaged over humans"
+    )
+    kappa_res = tb.stat(lambda g: nanmean_arrays([pair_kappa(g, h, "rest") for h in humans]))
+    f1_res = tb.stat(lambda g: nanmean_arrays([pair_prf(g, h, "rest")["f1"] for h in humans]))
+    per_kappa = {h: float(pair_kappa(point_getter(tb), h, "rest")[0]) for h in humans}
+    per_f1 = {h: float(pair_prf(point_getter(tb), h, "rest")["f1"][0]) for h in humans}
+    extra = {"round": rv.round, "n_raters": len(humans), "tied_items": ties}
+    return collect(
+        [
+            make_record(
+                f"{rv.prefix}.ceiling.kappa_human_vs_rest",
+                boot_interval(kappa_res, settings, tb.unit),
+                fmt=".2f",
+                method=f"{rule}: Cohen's kappa ({n} human-item pairs)",
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra={**extra, "per_rater": per_kappa},
+            ),
+            make_record(
+                f"{rv.prefix}.ceiling.f1_human_vs_rest",
+                boot_interval(f1_res, settings, tb.unit),
+                fmt=".3f",
+                method=f"{rule}: F1 of the human's votes with the others' majority as reference",
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra={**extra, "per_rater": per_f1},
+            ),
+        ]
+    )
+
+
+def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Record], pd.DataFrame]:
+    """Pairwise Cohen's kappa over all human and model raters, and its group means.
+
+    Returns the ``stage2.<round>.kappa.*`` records and the matrix in long format (both
+    orders of every pair): round, rater_a, rater_b, kind_a, kind_b, order_a, order_b,
+    kappa, ci_low, ci_high, n_items. A cell whose pair shares no item, or whose kappa is
+    undefined (one category), has NaN kappa; such cells are left out of the group means.
+    """
+    code = f"{MODULE}:kappa_group_means"
+    raters = rv.raters
+    empty = pd.DataFrame(columns=_MATRIX_COLUMNS)
+    if len(raters) < 2 or rv.long.empty:
+        return [], empty
+    kinds = {r: "human" for r in rv.humans} | {r: "model" for r in rv.models}
+    # a model with a caveat is in the matrix (the figure) but not in the group means
+    groups = {r: (k if settings.in_aggregates(r) else "excluded") for r, k in kinds.items()}
+    left_out = [r for r in rv.models if not settings.in_aggregates(r)]
+    boot = bootstrap_pairwise_kappa(
+        rv.long,
+        groups=groups,
+        cluster="cluster" if rv.cluster_col is not None else None,
+        raters=list(raters),
+        categories=[False, True],
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+    )
+    level, method = settings.ci_level, settings.ci_method
+    est = np.asarray(boot.matrix.estimate)
+    low, high = boot.matrix.interval(level, "percentile" if method == "percentile" else "bca")
+    if method == "bca":  # per-cell fallback where BCa is undefined
+        plow, phigh = boot.matrix.interval(level, "percentile")
+        bad = ~(np.isfinite(low) & np.isfinite(high))
+        low, high = np.where(bad, plow, low), np.where(bad, phigh, high)
+    order = {r: i for i, r in enumerate(raters)}
+    rows = []
+    for p, (a, b) in enumerate(boot.pairs):
+        for x, y in ((a, b), (b, a)):
+            rows.append(
+                {
+                    "round": rv.round,
+                    "rater_a": x,
+                    "rater_b": y,
+                    "kind_a": kinds[x],
+                    "kind_b": kinds[y],
+                    "order_a": order[x],
+                    "order_b": order[y],
+                    "kappa": float(est[p]),
+                    "ci_low": float(low[p]),
+                    "ci_high": float(high[p]),
+                    "n_items": int(boot.n_shared[p]),
+                    "in_group_means": groups[x] != "excluded" and groups[y] != "excluded",
+                }
+            )
+    matrix = (
+        pd.DataFrame(rows, columns=_MATRIX_COLUMNS)
+        .sort_values(["order_a", "order_b"])
+        .reset_index(drop=True)
+    )
+
+    observed = np.isfinite(rv.votes)
+    counted = [settings.in_aggregates(m) for m in rv.models]
+    n_h = observed[:, : len(rv.humans)].sum(axis=1)
+    n_m = observed[:, len(rv.humans) :][:, counted].sum(axis=1)
+    n_counted = sum(counted)
+    n_items = {
+        "human_human": int((n_h >= 2).sum()),
+        "model_model": int((n_m >= 2).sum()),
+        "human_model": int(((n_h >= 1) & (n_m >= 1)).sum()),
+    }
+    labels = {
+        "human_human": f"{len(rv.humans)} human raters",
+        "model_model": f"{n_counted} models",
+        "human_model": f"{len(rv.humans)} humans x {n_counted} models",
+    }
+    out: list[Record | None] = []
+    for key, res in boot.group_means.items():
+        if key not in labels:
+            continue  # a block with a caveated model
+        ga, gb = key.split("_")
+        cells = [(a, b, float(est[p])) for p, (a, b) in enumerate(boot.pairs)]
+        block = [(a, b, k) for a, b, k in cells if {groups[a], groups[b]} == {ga, gb}]
+        defined = [(a, b, k) for a, b, k in block if np.isfinite(k)]
+        out.append(
+            make_record(
+                f"{rv.prefix}.kappa.{key}",
+                boot_interval(res, settings, rv.unit),
+                fmt=".2f",
+                method=(
+                    f"mean pairwise Cohen's kappa over the {len(defined)} pairs of "
+                    f"{labels[key]} ({rv.round} round; each pair on the items it shares)"
+                    + ("" if key == "human_human" else _left_out_phrase(left_out))
+                ),
+                code=code,
+                n=n_items[key],
+                seed=settings.seed,
+                extra={
+                    "round": rv.round,
+                    "n_pairs": len(defined),
+                    "pairs": {f"{a}|{b}": k for a, b, k in defined},
+                    "excluded_models": [] if key == "human_human" else left_out,
+                },
+            )
+        )
+    return collect(out), matrix
+
+
+_MATRIX_COLUMNS = [
+    "round",
+    "rater_a",
+    "rater_b",
+    "kind_a",
+    "kind_b",
+    "order_a",
+    "order_b",
+    "kappa",
+    "ci_low",
+    "ci_high",
+    "n_items",
+    "in_group_means",
+]
+
+
+# --------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------
+
+
+def round_statistics(
+    votes: pd.DataFrame, round_name: str, settings: StatsSettings
+) -> tuple[list[Record], pd.DataFrame]:
+    """Every stage-2 record of one round, and its pairwise kappa matrix."""
+    rv = round_votes(votes, round_name, settings)
+    tb = round_totals(rv, settings)
+    records = relevance_rates(rv, tb, settings)
+    records += over_selection(rv, tb, settings)
+    records += agreement_with_majority(rv, tb, settings)
+    records += human_ceiling(rv, tb, settings)
+    kappa_records, matrix = kappa_group_means(rv, settings)
+    return collect(records + kappa_records), matrix
+
+
+def stage2_statistics(votes: pd.DataFrame, cfg: Mapping[str, Any]) -> Stage2Statistics:
+    """The stage-2 records of every round in ``votes`` and each round's kappa matrix."""
+    settings = StatsSettings.from_config(cfg)
+    require_columns(votes, "relevance_votes", VOTE_COLUMNS)
+    records: list[Record] = []
+    matrices: dict[str, pd.DataFrame] = {}
+    for round_name in sorted(votes["round"].astype(str).unique()):
+        recs, matrix = round_statistics(votes, round_name, settings)
+        records += recs
+        if not matrix.empty:
+            matrices[round_name] = matrix
+    return Stage2Statistics(records=collect(records), kappa_matrices=matrices)
+
+
+def kappa_matrix_table(result: Stage2Statistics) -> pd.DataFrame:
+    """Every round's pairwise kappa matrix in one long table (the figure's input).
+
+    Columns: round, rater_a, rater_b, kind_a, kind_b, order_a, order_b (display order:
+    humans, then models, each sorted), kappa, ci_low, ci_high, n_items. Both orders of each
+    pair are rows; the diagonal is not. Sorted by round and display order; empty (with these
+    columns) when no round has two raters.
+    """
+    frames = [result.kappa_matrices[r] for r in sorted(result.kappa_matrices)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _MATRIX_DTYPES.items()})
+    return pd.concat(frames, ignore_index=True).astype(_MATRIX_DTYPES)
+
+
+_MATRIX_DTYPES = {
+    "round": "str",
+    "rater_a": "str",
+    "rater_b": "str",
+    "kind_a": "str",
+    "kind_b": "str",
+    "order_a": "int64",
+    "order_b": "int64",
+    "kappa": "float64",
+    "ci_low": "float64",
+    "ci_high": "float64",
+    "n_items": "int64",
+    "in_group_means": "bool",
+}
+
+
+def stage2_records(votes: pd.DataFrame, cfg: Mapping[str, Any]) -> list[Record]:
+    """The stage-2 records only (see :func:`stage2_statistics`)."""
+    return stage2_statistics(votes, cfg).records

@@ -1,0 +1,236 @@
+"""Benchmark: bootstrap CIs of the stage-2 pairwise kappa matrix, vectorized vs a plain loop.
+
+What is measured
+    B = 10,000 cluster-bootstrap resamples (users) of the full pairwise Cohen's kappa matrix
+    over 8 raters (3 humans + 5 models, 28 pairs) and its three group means, on synthetic
+    binary relevance votes of the bundled world's size (~4,000 (user, prompt, attribute)
+    items of 164 (user, prompt) pairs, 48 users, 41 prompts; generated here, seeded, so the
+    benchmark does not depend on the workflow having run).
+
+    * fast: :func:`analysis.stats.bootstrap.bootstrap_pairwise_kappa`: every resample's 2x2
+      table of every pair from one matrix product ``counts (B x users) @ tables (users x 28*4)``.
+    * loop: what one writes without it: for each resample, draw the users, gather their items
+      and call ``sklearn.metrics.cohen_kappa_score`` on the shared items of each pair, then
+      average the blocks. It is timed on the first ``--loop-resamples`` resamples (the same
+      resamples as the fast path, checked to give the same kappas) and extrapolated linearly
+      to B: the loop's cost per resample does not depend on B.
+
+Run it (it is not a test; 10-30 s with the defaults, almost all of it the timed loop)::
+
+    python benchmarks/bench_bootstrap.py [--n-boot 10000] [--loop-resamples 50] [--seed 0]
+
+It prints both times and the ratio and writes them under the key ``"bootstrap"`` of
+``benchmarks/results.json`` (other benchmarks own the other keys).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.metrics import cohen_kappa_score
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))  # run from a checkout without installing
+
+from analysis.stats.bootstrap import bootstrap_pairwise_kappa, resample_counts  # noqa: E402
+
+RESULTS = BENCH_DIR / "results.json"
+TARGET_SPEEDUP = 200.0
+HUMANS = ("sim-human-01", "sim-human-02", "sim-human-03")
+MODELS = ("sim-llm-a", "sim-llm-b", "sim-llm-c", "sim-llm-d", "sim-llm-e")
+
+
+def synthetic_stage2(seed: int) -> pd.DataFrame:
+    """Binary relevance votes shaped like the study's final stage 2 (sizes, rates, kappas).
+
+    Users have 10-40 profile attributes; each of 41 prompts is paired with 4 users (164
+    pairs); every attribute of a pair's user is one item. An item is truly relevant with a
+    user-specific rate (Beta(2, 8), mean 0.2); each human copies the truth with probability
+    .66 and otherwise guesses (human-human kappa ~ .43); models share an over-inclusive
+    latent (truth or a 35% "plausible" flag: they select 40-60%) that each copies with
+    probability .8, so they agree more with each other than with people. About 1% of
+    ratings are missing, so pairs differ slightly in their shared items.
+    """
+    rng = np.random.default_rng(seed)
+    n_users, n_prompts, users_per_prompt = 48, 41, 4
+    profile = rng.integers(10, 41, n_users)
+    user_rate = rng.beta(2, 8, n_users)
+    rows = []
+    for prompt in range(n_prompts):
+        for user in rng.choice(n_users, users_per_prompt, replace=False):
+            for attr in range(profile[user]):
+                rows.append((f"u{user:02d}-p{prompt:02d}-a{attr:02d}", f"u{user:02d}", user))
+    items = pd.DataFrame(rows, columns=["item", "user_id", "user_code"])
+    n = len(items)
+    truth = rng.random(n) < user_rate[items["user_code"].to_numpy()]
+    plausible = truth | (rng.random(n) < 0.35)
+    votes = {}
+    for h in HUMANS:
+        votes[h] = np.where(rng.random(n) < 0.66, truth, rng.random(n) < 0.2)
+    for k, m in enumerate(MODELS):
+        votes[m] = np.where(rng.random(n) < 0.8, plausible, rng.random(n) < 0.3 + 0.05 * k)
+    parts = []
+    for rater, vote in votes.items():
+        keep = rng.random(n) > 0.01
+        parts.append(
+            pd.DataFrame(
+                {
+                    "item": items["item"].to_numpy()[keep],
+                    "rater": rater,
+                    "label": vote[keep],
+                    "user_id": items["user_id"].to_numpy()[keep],
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def naive_loop(
+    df: pd.DataFrame, counts: np.ndarray, raters: list[str], groups: dict[str, str]
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The straightforward bootstrap: per resample, per pair, scikit-learn's kappa."""
+    wide = df.pivot(index="item", columns="rater", values="label").reindex(columns=raters)
+    user_of = df.groupby("item")["user_id"].first().reindex(wide.index).to_numpy()
+    users = np.array(sorted(set(user_of)), dtype=object)
+    members = [np.flatnonzero(user_of == u) for u in users]
+    values = wide.to_numpy(dtype=object)
+    observed = ~pd.isna(wide).to_numpy()
+    pairs = [(a, b) for a in range(len(raters)) for b in range(a + 1, len(raters))]
+    kappas = np.full((len(counts), len(pairs)), np.nan)
+    for r, row in enumerate(counts):
+        idx = np.concatenate([np.repeat(members[c], row[c]) for c in np.flatnonzero(row)])
+        for p, (a, b) in enumerate(pairs):
+            shared = idx[observed[idx, a] & observed[idx, b]]
+            if shared.size:
+                kappas[r, p] = cohen_kappa_score(
+                    values[shared, a].astype(bool), values[shared, b].astype(bool)
+                )
+    means = {}
+    for key in ("human_human", "human_model", "model_model"):
+        cols = [
+            p
+            for p, (a, b) in enumerate(pairs)
+            if "_".join(sorted((groups[raters[a]], groups[raters[b]]))) == key
+        ]
+        means[key] = np.nanmean(kappas[:, cols], axis=1)
+    return kappas, means
+
+
+def update_results(key: str, payload: dict) -> None:
+    """Read-modify-write ``results.json`` (atomic replace; other keys are left as they are)."""
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data[key] = payload
+    tmp = RESULTS.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, RESULTS)
+
+
+def sig(x: float, digits: int = 4) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n-boot", type=int, default=10_000)
+    parser.add_argument("--loop-resamples", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=3, help="fast path runs; best is kept")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+
+    df = synthetic_stage2(args.seed)
+    groups = {**dict.fromkeys(HUMANS, "human"), **dict.fromkeys(MODELS, "model")}
+    raters = sorted(groups)
+    n_items = df["item"].nunique()
+    n_users = df["user_id"].nunique()
+
+    fast_times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        res = bootstrap_pairwise_kappa(
+            df, groups=groups, cluster="user_id", n_boot=args.n_boot, seed=args.seed
+        )
+        fast_times.append(time.perf_counter() - t0)
+    fast = min(fast_times)
+
+    n_loop = min(args.loop_resamples, args.n_boot)
+    counts = resample_counts(n_users, args.n_boot, args.seed)[:n_loop]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn warns on a one-class resample
+        t0 = time.perf_counter()
+        loop_kappas, loop_means = naive_loop(df, counts, raters, groups)
+        loop_timed = time.perf_counter() - t0
+    loop_full = loop_timed * args.n_boot / n_loop
+    diff = np.nanmax(np.abs(loop_kappas - res.matrix.replicates[:n_loop]))
+    for key, vals in loop_means.items():
+        diff = max(diff, np.nanmax(np.abs(vals - res.group_means[key].replicates[:n_loop])))
+    if not diff < 1e-9:
+        raise SystemExit(f"fast and loop bootstraps disagree (max |diff| = {diff:.3g})")
+    speedup = loop_full / fast
+
+    means = {}
+    for key, gm in res.group_means.items():
+        ci = gm.ci(0.95, "percentile")
+        means[key] = {"estimate": sig(ci.estimate), "ci_low": sig(ci.low), "ci_high": sig(ci.high)}
+
+    print(
+        f"synthetic stage 2: {n_items} items, {len(df)} ratings, {len(raters)} raters "
+        f"({len(res.pairs)} pairs), {n_users} users (clusters), B = {args.n_boot}"
+    )
+    print(f"{'method':<44}{'seconds':>12}")
+    print(f"{'vectorized (one matrix product)':<44}{fast:>12.3f}")
+    print(f"{f'sklearn loop, {n_loop} resamples timed':<44}{loop_timed:>12.2f}")
+    print(f"{f'sklearn loop, extrapolated to B={args.n_boot}':<44}{loop_full:>12.1f}")
+    print(
+        f"speedup: {speedup:,.0f}x (target >= {TARGET_SPEEDUP:.0f}x); "
+        f"max |fast - loop| on the timed resamples: {diff:.1e}"
+    )
+    for key, m in means.items():
+        print(f"  {key:<12} {m['estimate']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]")
+
+    if not args.no_write:
+        update_results(
+            "bootstrap",
+            {
+                "what": "cluster bootstrap (users) of the 8-rater pairwise Cohen's kappa matrix "
+                "and its group means; vectorized vs per-resample sklearn loop (extrapolated)",
+                "n_boot": args.n_boot,
+                "seed": args.seed,
+                "n_items": int(n_items),
+                "n_ratings": int(len(df)),
+                "n_raters": len(raters),
+                "n_pairs": len(res.pairs),
+                "n_clusters": int(n_users),
+                "fast_seconds": sig(fast),
+                "loop_resamples_timed": n_loop,
+                "loop_seconds_timed": sig(loop_timed),
+                "loop_seconds_extrapolated": sig(loop_full),
+                "speedup": sig(speedup, 3),
+                "target_speedup": TARGET_SPEEDUP,
+                "meets_target": bool(speedup >= TARGET_SPEEDUP),
+                "max_abs_difference": float(f"{diff:.1e}"),
+                "group_means_95ci": means,
+                "environment": {
+                    "python": platform.python_version(),
+                    "numpy": np.__version__,
+                    "scikit_learn": sklearn.__version__,
+                    "cpus": os.cpu_count(),
+                },
+            },
+        )
+        print(f"wrote key 'bootstrap' of {RESULTS.relative_to(BENCH_DIR.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,364 @@
+"""The vectorized cluster bootstrap: exactness against naive loops, determinism, coverage."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall_score
+
+from analysis.stats import bootstrap as bs
+from analysis.stats.agreement import (
+    fleiss_kappa,
+    group_mean_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    pairwise_cohen_kappa,
+)
+from analysis.stats.bootstrap import (
+    bootstrap_agreement,
+    bootstrap_mean,
+    bootstrap_paired_difference,
+    bootstrap_pairwise_kappa,
+    bootstrap_precision_recall_f1,
+    bootstrap_proportion,
+    bootstrap_ratio,
+    bootstrap_statistic,
+    paired_difference,
+    resample_counts,
+)
+
+RATERS = ["h1", "h2", "h3", "m1", "m2"]
+GROUPS = {"h1": "human", "h2": "human", "h3": "human", "m1": "model", "m2": "model"}
+
+
+def small_world(seed: int = 0, n_items: int = 36, n_users: int = 9) -> pd.DataFrame:
+    """Binary relevance votes of 3 humans and 2 models, clustered by user, ~10% missing."""
+    rng = np.random.default_rng(seed)
+    users = np.sort(rng.integers(0, n_users, n_items))
+    truth = rng.random(n_items) < 0.3
+    rows = []
+    for r in RATERS:
+        copy = 0.7 if r.startswith("h") else 0.5
+        vote = np.where(rng.random(n_items) < copy, truth, rng.random(n_items) < 0.4)
+        for i in np.flatnonzero(rng.random(n_items) > 0.1):
+            rows.append((f"i{i:02d}", r, bool(vote[i]), f"u{users[i]}"))
+    return pd.DataFrame(rows, columns=["item", "rater", "label", "user_id"])
+
+
+def expand(df: pd.DataFrame, cluster_ids: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
+    """The resampled data set a count vector describes: clusters repeated, items renamed."""
+    parts = []
+    for c, n in zip(cluster_ids, counts, strict=True):
+        for copy in range(n):
+            part = df[df["user_id"] == c].copy()
+            part["item"] = part["item"] + f"#{copy}"
+            parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+# ---------------------------------------------------------------- resampling and seeds
+
+
+def test_same_seed_same_resamples_different_seed_different():
+    df = small_world()
+    a = bootstrap_pairwise_kappa(df, cluster="user_id", n_boot=50, seed=7)
+    b = bootstrap_pairwise_kappa(df, cluster="user_id", n_boot=50, seed=7)
+    c = bootstrap_pairwise_kappa(df, cluster="user_id", n_boot=50, seed=8)
+    np.testing.assert_array_equal(a.matrix.replicates, b.matrix.replicates)
+    assert a.matrix.weights_digest == b.matrix.weights_digest != c.matrix.weights_digest
+    assert not np.allclose(a.matrix.replicates, c.matrix.replicates, equal_nan=True)
+
+
+def test_counts_are_resamples_and_chunking_does_not_change_them():
+    counts = resample_counts(13, 100, seed=3)
+    assert counts.shape == (100, 13)
+    assert (counts.sum(axis=1) == 13).all()
+    item_rng, _, _ = bs._streams(3)
+    chunked = np.vstack(list(bs._count_chunks(item_rng, 13, 100, max_cells=13 * 7)))
+    np.testing.assert_array_equal(counts, chunked)
+    generator = resample_counts(13, 100, seed=np.random.default_rng(3))
+    assert generator.shape == (100, 13)
+
+
+def test_results_on_the_same_clusters_and_seed_are_paired():
+    rng = np.random.default_rng(1)
+    x, y = rng.random(50), rng.random(50)
+    clusters = np.repeat(np.arange(10), 5)
+    mx = bootstrap_mean(x, clusters=clusters, n_boot=200, seed=4)
+    my = bootstrap_mean(y, clusters=clusters, n_boot=200, seed=4)
+    direct = bootstrap_paired_difference(x, y, clusters=clusters, n_boot=200, seed=4)
+    diff = paired_difference(mx, my)
+    np.testing.assert_allclose(diff.replicates, direct.replicates, atol=1e-12)
+    np.testing.assert_allclose(diff.jackknife, direct.jackknife, atol=1e-12)
+    other = bootstrap_mean(y, clusters=clusters, n_boot=200, seed=5)
+    with pytest.raises(ValueError, match="same resamples"):
+        paired_difference(mx, other)
+
+
+# ---------------------------------------------------------------- exactness vs naive loops
+
+
+def test_vectorized_kappa_matrix_equals_a_naive_sklearn_loop_on_the_same_resamples():
+    df = small_world()
+    res = bootstrap_pairwise_kappa(
+        df, groups=GROUPS, cluster="user_id", n_boot=20, seed=11, keep_weights=True
+    )
+    users = np.array(sorted(df["user_id"].unique()), dtype=object)
+    pairs = list(res.pairs)
+    blocks = {"human_human": [], "human_model": [], "model_model": []}
+    for p, (a, b) in enumerate(pairs):
+        blocks["_".join(sorted((GROUPS[a], GROUPS[b])))].append(p)
+    for b_idx, counts in enumerate(res.matrix.weights):
+        wide = expand(df, users, counts).pivot(index="item", columns="rater", values="label")
+        naive = []
+        for a, b in pairs:
+            shared = wide[[a, b]].dropna()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # one class in a resample: sklearn says NaN
+                naive.append(
+                    cohen_kappa_score(shared[a].astype(bool), shared[b].astype(bool))
+                    if len(shared)
+                    else np.nan
+                )
+        naive = np.array(naive)
+        np.testing.assert_allclose(res.matrix.replicates[b_idx], naive, atol=1e-12, equal_nan=True)
+        for key, cols in blocks.items():
+            vals = naive[cols]
+            expected = vals[np.isfinite(vals)].mean() if np.isfinite(vals).any() else np.nan
+            got = res.group_means[key].replicates[b_idx]
+            np.testing.assert_allclose(got, expected, atol=1e-12, equal_nan=True)
+
+
+def test_matrix_bootstrap_point_estimates_are_the_library_values():
+    df = small_world(2)
+    res = bootstrap_pairwise_kappa(df, groups=GROUPS, cluster="user_id", n_boot=20, seed=0)
+    np.testing.assert_allclose(
+        res.matrix_frame().to_numpy(), pairwise_cohen_kappa(df).to_numpy(), equal_nan=True
+    )
+    point = group_mean_kappa(df, GROUPS)
+    assert {k: float(v.estimate) for k, v in res.group_means.items()} == pytest.approx(point)
+    wide = df.pivot(index="item", columns="rater", values="label")
+    for p, (a, b) in enumerate(res.pairs):
+        assert res.n_shared[p] == len(wide[[a, b]].dropna())
+    assert res.pair("m1", "h2").estimate == pytest.approx(res.matrix_frame().loc["h2", "m1"])
+
+
+@pytest.mark.parametrize(
+    ("coefficient", "point"),
+    [
+        ("fleiss_kappa", fleiss_kappa),
+        ("gwet_ac1", lambda d: gwet_ac1(d, categories=[False, True])),
+        ("krippendorff_alpha", krippendorff_alpha),
+        ("percent_agreement", None),
+    ],
+)
+def test_multi_rater_bootstrap_equals_recomputing_each_resample(coefficient, point):
+    from analysis.stats.agreement import percent_agreement
+
+    point = point or percent_agreement
+    df = small_world(3)
+    res = bootstrap_agreement(
+        df, coefficient, cluster="user_id", n_boot=15, seed=2, keep_weights=True
+    )
+    assert float(res.estimate) == pytest.approx(point(df), abs=1e-12)
+    users = np.array(sorted(df["user_id"].unique()), dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        naive = [point(expand(df, users, counts)) for counts in res.weights]
+    np.testing.assert_allclose(res.replicates, naive, atol=1e-12, equal_nan=True)
+
+
+def test_ordinal_alpha_bootstrap_recomputes_the_distances_per_resample():
+    rng = np.random.default_rng(4)
+    rows = [
+        (f"i{i:02d}", f"r{r}", int(rng.integers(1, 6)), f"u{i // 4}")
+        for i in range(32)
+        for r in range(3)
+        if rng.random() > 0.15
+    ]
+    df = pd.DataFrame(rows, columns=["item", "rater", "label", "user_id"])
+    res = bootstrap_agreement(
+        df,
+        "krippendorff_alpha",
+        level="ordinal",
+        cluster="user_id",
+        n_boot=10,
+        seed=1,
+        keep_weights=True,
+    )
+    users = np.array(sorted(df["user_id"].unique()), dtype=object)
+    naive = [
+        krippendorff_alpha(expand(df, users, c), "ordinal", categories=[1, 2, 3, 4, 5])
+        for c in res.weights
+    ]
+    np.testing.assert_allclose(res.replicates, naive, atol=1e-12)
+
+
+def test_totals_and_rows_paths_give_the_same_replicates():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=40)
+    clusters = rng.integers(0, 8, 40)
+    totals = bootstrap_statistic(
+        np.column_stack([x, np.ones(40)]),
+        lambda t: t[:, 0] / t[:, 1],
+        clusters=clusters,
+        n_boot=100,
+        seed=9,
+    )
+    rows = bootstrap_statistic(
+        x, np.mean, clusters=clusters, n_boot=100, seed=9, statistic_of="rows"
+    )
+    assert totals.weights_digest == rows.weights_digest
+    np.testing.assert_allclose(totals.replicates, rows.replicates, atol=1e-12)
+    np.testing.assert_allclose(totals.jackknife, rows.jackknife, atol=1e-12)
+
+
+def test_precision_recall_f1_replicates_are_weighted_sklearn_scores():
+    rng = np.random.default_rng(8)
+    gold = rng.random(80) < 0.3
+    pred = np.where(rng.random(80) < 0.6, gold, rng.random(80) < 0.5)
+    clusters = np.repeat(np.arange(16), 5)
+    res = bootstrap_precision_recall_f1(
+        pred, gold, clusters=clusters, n_boot=25, seed=1, keep_weights=True
+    )
+    assert float(res["f1"].estimate) == pytest.approx(f1_score(gold, pred))
+    assert float(res["precision"].estimate) == pytest.approx(precision_score(gold, pred))
+    assert float(res["recall"].estimate) == pytest.approx(recall_score(gold, pred))
+    for b, counts in enumerate(res["f1"].weights):
+        w = counts[clusters]  # item weight = how often its cluster was drawn
+        assert res["f1"].replicates[b] == pytest.approx(f1_score(gold, pred, sample_weight=w))
+        assert res["recall"].replicates[b] == pytest.approx(
+            recall_score(gold, pred, sample_weight=w)
+        )
+
+
+def test_rates_ratios_and_differences_estimates():
+    rng = np.random.default_rng(2)
+    model = rng.random(60) < 0.5
+    human = rng.random(60) < 0.2
+    assert float(bootstrap_proportion(human, n_boot=10).estimate) == pytest.approx(human.mean())
+    ratio = bootstrap_ratio(model, human, n_boot=10)
+    assert float(ratio.estimate) == pytest.approx(model.sum() / human.sum())
+    diff = bootstrap_paired_difference(model, human, n_boot=10)
+    assert float(diff.estimate) == pytest.approx(model.mean() - human.mean())
+
+
+# ---------------------------------------------------------------- intervals
+
+
+def test_bca_agrees_with_scipy_on_an_unclustered_mean():
+    x = np.random.default_rng(5).exponential(size=40)
+    ours = bootstrap_mean(x, n_boot=20000, seed=2)
+    ref = stats.bootstrap(
+        (x,), np.mean, n_resamples=20000, method="BCa", random_state=np.random.default_rng(1)
+    ).confidence_interval
+    low, high = ours.interval(method="bca")
+    assert low == pytest.approx(ref.low, abs=0.006)
+    assert high == pytest.approx(ref.high, abs=0.006)
+    p_low, p_high = ours.interval(method="percentile")
+    assert low > p_low and high > p_high  # right-skewed statistic: BCa shifts right
+
+
+def test_percentile_interval_and_ci_record_fields():
+    res = bootstrap_proportion(np.arange(100) % 4 == 0, n_boot=500, seed=1)
+    ci = res.ci(0.9)
+    low, high = np.quantile(res.replicates, [0.05, 0.95])
+    assert (ci.low, ci.high) == pytest.approx((low, high))
+    assert ci.estimate == 0.25 and ci.n_boot == 500 and ci.n_valid == 500 and ci.seed == 1
+    assert "90% percentile bootstrap interval, 500 resamples of 100 items" in ci.describe()
+
+
+def test_cluster_bootstrap_covers_a_clustered_rate_and_the_item_bootstrap_does_not():
+    """40 users x 20 items, user-level rates ~ Beta(2, 8): strong clustering, true rate .2."""
+    rng = np.random.default_rng(0)
+    clusters = np.repeat(np.arange(40), 20)
+    hits_cluster = hits_item = 0
+    n_sim = 200
+    for s in range(n_sim):
+        x = (rng.random((40, 20)) < rng.beta(2, 8, 40)[:, None]).ravel()
+        low, high = bootstrap_proportion(x, clusters=clusters, n_boot=400, seed=s).interval()
+        hits_cluster += low <= 0.2 <= high
+        low, high = bootstrap_proportion(x, n_boot=400, seed=s).interval()
+        hits_item += low <= 0.2 <= high
+    assert 0.88 <= hits_cluster / n_sim <= 0.99
+    assert hits_item / n_sim < 0.85  # ignoring the clustering is overconfident
+
+
+def test_kappa_interval_covers_the_population_kappa():
+    """Each rater copies a latent truth w.p. s, else guesses: population kappa = s^2 = .49."""
+    rng = np.random.default_rng(1)
+    n, n_sim, hits = 300, 150, 0
+    items = np.r_[np.arange(n), np.arange(n)]
+    for s in range(n_sim):
+        truth = rng.random(n) < 0.3
+        votes = [np.where(rng.random(n) < 0.7, truth, rng.random(n) < 0.3) for _ in range(2)]
+        df = pd.DataFrame({"item": items, "rater": ["a"] * n + ["b"] * n, "label": np.r_[*votes]})
+        low, high = bootstrap_pairwise_kappa(df, n_boot=400, seed=s).matrix.interval()
+        hits += low[0] <= 0.49 <= high[0]
+    assert 0.88 <= hits / n_sim <= 0.99
+
+
+# ---------------------------------------------------------------- raters and edge cases
+
+
+def test_resampling_raters_widens_group_means_and_drops_single_rater_draws():
+    df = small_world(5, n_items=120, n_users=30)
+    plain = bootstrap_pairwise_kappa(df, groups=GROUPS, cluster="user_id", n_boot=900, seed=3)
+    both = bootstrap_pairwise_kappa(
+        df, groups=GROUPS, cluster="user_id", n_boot=900, seed=3, resample_raters=True
+    )
+    np.testing.assert_array_equal(plain.matrix.replicates, both.matrix.replicates)
+    hh = both.group_means["human_human"]
+    assert float(hh.estimate) == float(plain.group_means["human_human"].estimate)
+    # three humans drawn with replacement are all the same one with probability 3/27
+    assert hh.n_valid / 900 == pytest.approx(8 / 9, abs=0.03)
+    # model_model: two models, same model twice with probability 1/2
+    assert both.group_means["model_model"].n_valid / 900 == pytest.approx(0.5, abs=0.05)
+    cols = [p for p, (a, b) in enumerate(both.pairs) if a[0] == b[0] == "h"]
+    reps = both.matrix.replicates[:, cols]
+    ok = np.isfinite(hh.replicates)
+    assert (hh.replicates[ok] >= reps[ok].min(axis=1) - 1e-12).all()
+    assert (hh.replicates[ok] <= reps[ok].max(axis=1) + 1e-12).all()
+    w_plain = np.subtract(*plain.group_means["human_model"].interval()[::-1])
+    w_both = np.subtract(*both.group_means["human_model"].interval()[::-1])
+    assert w_both > w_plain
+    with pytest.raises(ValueError, match="jackknife"):
+        hh.interval(method="bca")
+
+
+def test_undefined_resamples_are_dropped_and_counted():
+    # one cluster holds the only "yes" votes: resamples without it have one category
+    df = pd.DataFrame(
+        [(f"i{i}", r, i < 2, f"u{i // 2}") for i in range(10) for r in ("a", "b")],
+        columns=["item", "rater", "label", "user_id"],
+    )
+    res = bootstrap_pairwise_kappa(df, cluster="user_id", n_boot=300, seed=0)
+    valid = int(res.matrix.n_valid[0])
+    assert 0 < valid < 300
+    assert np.isnan(res.matrix.replicates[:, 0]).sum() == 300 - valid
+    ci = res.matrix.component(0).ci()
+    assert ci.n_valid == valid and "undefined resamples dropped" in ci.describe()
+
+
+def test_bad_inputs_are_errors():
+    df = small_world()
+    broken = df.copy()
+    broken.loc[broken.index[0], "user_id"] = "elsewhere"
+    item = broken.loc[broken.index[0], "item"]
+    with pytest.raises(ValueError, match=f"item '{item}' has 2 different values"):
+        bootstrap_pairwise_kappa(broken, cluster="user_id", n_boot=5)
+    with pytest.raises(ValueError, match="not in the ratings"):
+        bootstrap_pairwise_kappa(df, cluster="prompt_id", n_boot=5)
+    with pytest.raises(ValueError, match="n_boot"):
+        bootstrap_mean(np.ones(5), n_boot=0)
+    with pytest.raises(TypeError, match="seed"):
+        bootstrap_mean(np.ones(5), n_boot=5, seed=1.5)
+    with pytest.raises(ValueError, match=r"successes\[2\] is missing"):
+        bootstrap_proportion([1.0, 0.0, np.nan], n_boot=5)
+    res = bootstrap_pairwise_kappa(df, n_boot=5)
+    with pytest.raises(ValueError, match="scalar"):
+        res.matrix.ci()

@@ -1,0 +1,174 @@
+"""Stage-1 records on hand-checkable judgments: acceptance, the real-synthetic gap, agreement."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from analysis.stats.study_common import StudyDataError
+from analysis.stats.study_stage1 import stage1_records
+
+CFG = {
+    "n_boot": 300,
+    "ci_level": 0.95,
+    "ci_method": "percentile",
+    "cluster": "user",
+    "multiple_comparisons": "holm",
+    "seed": 11,
+}
+
+USERS = pd.DataFrame(
+    {
+        "user_id": ["u1", "u2", "u3", "u4"],
+        "source": ["wildchat", "wildchat", "synthetic:cupid", "synthetic:prefeval"],
+        "source_kind": ["real", "real", "synthetic", "synthetic"],
+    }
+)
+# attribute: user, labels of humans A B C, verifier V   (a = accepted, u = uncertain, r = rejected)
+JUDGED = {
+    "a1": ("u1", "aar", "a"),
+    "a2": ("u1", "urr", "r"),
+    "a3": ("u2", "aua", "a"),
+    "a4": ("u2", "rrr", "a"),
+    "a5": ("u3", "aaa", "a"),
+    "a6": ("u3", "aau", "u"),
+    "a7": ("u4", "aaa", "a"),
+    "a8": ("u4", "ara", "r"),
+}
+NAMES = {"a": "accepted", "u": "uncertain", "r": "rejected"}
+
+
+def judgments(with_verifier: bool = True, round_name: str = "final") -> pd.DataFrame:
+    rows = []
+    for attr, (user, humans, verifier) in JUDGED.items():
+        labels = list(zip("ABC", humans, strict=True))
+        if with_verifier:
+            labels.append(("V", verifier))
+        for rater, code in labels:
+            rows.append(
+                {
+                    "attribute_id": attr,
+                    "user_id": user,
+                    "rater": rater,
+                    "rater_kind": "model" if rater == "V" else "human",
+                    "raw_rater": rater,
+                    "round": round_name,
+                    "label": NAMES[code],
+                    "note": None,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def recs() -> dict:
+    return {r.key: r for r in stage1_records(judgments(), USERS, CFG)}
+
+
+def human_labels(rater: str) -> list[str]:
+    return [h["ABC".index(rater)] for _, h, _ in JUDGED.values()]
+
+
+def test_acceptance_rates_by_hand(recs: dict) -> None:
+    # real users (a1-a4): accepted 2 + 0 + 2 + 0 = 4 of 12; synthetic (a5-a8): 3+2+3+2 = 10 of 12
+    assert recs["stage1.acceptance_rate.real"].value == pytest.approx(4 / 12)
+    assert recs["stage1.acceptance_rate.synthetic"].value == pytest.approx(10 / 12)
+    assert recs["stage1.acceptance_rate.overall"].value == pytest.approx(14 / 24)
+    assert recs["stage1.acceptance_rate.wildchat"].value == pytest.approx(4 / 12)
+    assert recs["stage1.acceptance_rate.synthetic:cupid"].value == pytest.approx(5 / 6)
+    assert recs["stage1.acceptance_rate.synthetic:prefeval"].value == pytest.approx(5 / 6)
+    assert recs["stage1.acceptance_rate.overall"].n == 24
+    # the verifier's judgments are not human acceptance
+    assert recs["stage1.acceptance_rate.overall"].extra["accepted"] == 14
+
+
+def test_problematic_gap(recs: dict) -> None:
+    gap = recs["stage1.problematic_gap_real_vs_synthetic"]
+    assert gap.value == pytest.approx((1 - 4 / 12) - (1 - 10 / 12))
+    assert gap.extra["problematic_real"] == pytest.approx(8 / 12)
+    assert gap.ci_low <= gap.value <= gap.ci_high
+
+
+def test_human_agreement(recs: dict) -> None:
+    pairs = [("A", "B"), ("A", "C"), ("B", "C")]
+    expected = np.mean([cohen_kappa_score(human_labels(a), human_labels(b)) for a, b in pairs])
+    assert recs["stage1.kappa.human_human"].value == pytest.approx(expected)
+    codes = {"a": 0, "u": 1, "r": 2}
+    data = np.array([[codes[c] for c in human_labels(r)] for r in "ABC"], dtype=float)
+    alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+    assert recs["stage1.alpha.human"].value == pytest.approx(alpha)
+    assert recs["stage1.alpha.human"].n == 8
+
+
+def test_verifier_agreement_and_ceiling(recs: dict) -> None:
+    accepted = {r: [int(c == "a") for c in human_labels(r)] for r in "ABC"}
+    majority = [int(sum(accepted[r][i] for r in "ABC") >= 2) for i in range(8)]
+    verifier = [int(v == "a") for _, _, v in JUDGED.values()]
+    rec = recs["stage1.verifier_agreement.V"]
+    assert rec.value == pytest.approx(cohen_kappa_score(verifier, majority))
+    assert rec.n == 8
+    ceiling = []
+    for r in "ABC":
+        rest = [o for o in "ABC" if o != r]
+        ref = [int(accepted[rest[0]][i] + accepted[rest[1]][i] > 1) for i in range(8)]
+        ceiling.append(cohen_kappa_score(accepted[r], ref))
+    assert recs["stage1.ceiling.kappa_human_vs_rest"].value == pytest.approx(np.mean(ceiling))
+
+
+def test_records_are_complete(recs: dict) -> None:
+    for key, rec in recs.items():
+        assert rec.code.startswith("analysis.stats.study_stage1:"), key
+        assert rec.extra["round"] == "final"
+        assert "cluster bootstrap over users (4), B=300" in rec.method, key
+        assert rec.seed == 11
+
+
+def test_keys_absent_without_verifier_or_second_kind() -> None:
+    keys = {r.key for r in stage1_records(judgments(with_verifier=False), USERS, CFG)}
+    assert not any("verifier" in k or "ceiling" in k for k in keys)
+    real_only = judgments(with_verifier=False)
+    real_only = real_only[real_only["user_id"].isin(["u1", "u2"])]
+    keys = {r.key for r in stage1_records(real_only, USERS, CFG)}
+    assert "stage1.acceptance_rate.real" in keys
+    assert "stage1.acceptance_rate.synthetic" not in keys
+    assert "stage1.problematic_gap_real_vs_synthetic" not in keys
+    assert stage1_records(judgments().iloc[:0], USERS, CFG) == []
+
+
+def test_single_human_has_no_agreement() -> None:
+    one = judgments(with_verifier=False)
+    keys = {r.key for r in stage1_records(one[one["rater"] == "A"], USERS, CFG)}
+    assert "stage1.acceptance_rate.overall" in keys
+    assert "stage1.kappa.human_human" not in keys and "stage1.alpha.human" not in keys
+
+
+def test_final_round_is_reported_and_pilot_not_pooled() -> None:
+    pilot = judgments(with_verifier=False, round_name="pilot").assign(label="rejected")
+    both = pd.concat([judgments(), pilot], ignore_index=True)
+    recs = {r.key: r for r in stage1_records(both, USERS, CFG)}
+    assert recs["stage1.acceptance_rate.overall"].value == pytest.approx(14 / 24)
+    only_pilot = {r.key: r for r in stage1_records(pilot, USERS, CFG)}
+    assert only_pilot["stage1.acceptance_rate.overall"].value == 0.0
+    assert only_pilot["stage1.acceptance_rate.overall"].extra["round"] == "pilot"
+
+
+def test_item_clusters_resample_attributes() -> None:
+    recs = {r.key: r for r in stage1_records(judgments(), USERS, {**CFG, "cluster": "prompt"})}
+    assert "over users (4)" in recs["stage1.kappa.human_human"].method  # no prompt: users
+    recs = {r.key: r for r in stage1_records(judgments(), USERS, {**CFG, "cluster": "item"})}
+    assert "over attributes (8)" in recs["stage1.kappa.human_human"].method
+
+
+def test_bad_input() -> None:
+    bad = judgments()
+    bad.loc[2, "label"] = "ok"
+    with pytest.raises(StudyDataError, match="row 2: field 'label' = 'ok'"):
+        stage1_records(bad, USERS, CFG)
+    with pytest.raises(StudyDataError, match="not in the users table"):
+        stage1_records(judgments(), USERS.iloc[:2], CFG)
+    dup = pd.concat([judgments(), judgments().iloc[[5]]], ignore_index=True)
+    with pytest.raises(StudyDataError, match="attribute_judgments: rows"):
+        stage1_records(dup, USERS, CFG)

@@ -1,0 +1,334 @@
+"""Stage-2 records on hand-checkable votes: rates, over-selection, kappas, F1, ceiling."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall_score
+
+from analysis.stats.study_common import StudyDataError
+from analysis.stats.study_stage2 import kappa_matrix_table, stage2_records, stage2_statistics
+
+CFG = {
+    "n_boot": 400,
+    "ci_level": 0.95,
+    "ci_method": "percentile",
+    "cluster": "user",
+    "multiple_comparisons": "holm",
+    "seed": 7,
+}
+
+# item: humans A B C | majority | models M1 M2   (two users, three items each)
+VOTES = {
+    "i1": (1, 1, 0, 1, 1),
+    "i2": (0, 0, 0, 1, 0),
+    "i3": (1, 0, 0, 1, 1),
+    "i4": (0, 0, 1, 0, 0),
+    "i5": (1, 1, 1, 1, 1),
+    "i6": (0, 1, 0, 1, 0),
+}
+RATERS = [("A", "human"), ("B", "human"), ("C", "human"), ("M1", "model"), ("M2", "model")]
+MAJORITY = {"i1": 1, "i2": 0, "i3": 0, "i4": 0, "i5": 1, "i6": 0}
+
+
+def votes_frame(round_name: str = "final", items: dict | None = None) -> pd.DataFrame:
+    rows = []
+    for n, (item, votes) in enumerate((items or VOTES).items()):
+        for (rater, kind), vote in zip(RATERS, votes, strict=True):
+            rows.append(
+                {
+                    "item_id": item,
+                    "user_id": "u1" if n < 3 else "u2",
+                    "prompt_id": f"p{n % 2}",
+                    "attribute_id": f"a{n}",
+                    "rater": rater,
+                    "rater_kind": kind,
+                    "raw_rater": rater,
+                    "round": round_name,
+                    "vote": bool(vote),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def by_key(records):
+    return {r.key: r for r in records}
+
+
+def col(rater: str) -> list[int]:
+    i = [r for r, _ in RATERS].index(rater)
+    return [v[i] for v in VOTES.values()]
+
+
+MAJ = [MAJORITY[i] for i in VOTES]
+
+
+@pytest.fixture(scope="module")
+def final() -> dict:
+    return by_key(stage2_records(votes_frame(), CFG))
+
+
+def test_relevance_rates_by_hand(final: dict) -> None:
+    assert final["stage2.final.relevance_rate.human_majority"].value == pytest.approx(2 / 6)
+    assert final["stage2.final.relevance_rate.M1"].value == pytest.approx(5 / 6)
+    assert final["stage2.final.relevance_rate.M2"].value == pytest.approx(3 / 6)
+    # humans: A 3/6, B 3/6, C 2/6 -> mean 8/18
+    assert final["stage2.final.relevance_rate.human"].value == pytest.approx(8 / 18)
+    assert final["stage2.final.relevance_rate.human"].n == 18
+
+
+def test_over_selection_and_mcnemar_holm(final: dict) -> None:
+    m1 = final["stage2.final.over_selection.M1"]
+    m2 = final["stage2.final.over_selection.M2"]
+    assert m1.value == pytest.approx(5 / 2)
+    assert m2.value == pytest.approx(3 / 2)
+    # M1: 3 items model-yes/majority-no, 0 the other way: exact two-sided p = 2 * 0.5**3
+    assert m1.extra["p_value"] == pytest.approx(0.25)
+    assert m1.extra["model_yes_majority_no"] == 3 and m1.extra["model_no_majority_yes"] == 0
+    assert m2.extra["p_value"] == pytest.approx(1.0)
+    # Holm over {0.25, 1.0}: 0.25 * 2 = 0.5, then max(0.5, 1.0)
+    assert m1.extra["p_adjusted"] == pytest.approx(0.5)
+    assert m2.extra["p_adjusted"] == pytest.approx(1.0)
+    assert m1.extra["correction"] == "holm" and "McNemar" in m1.method
+    assert final["stage2.final.over_selection.mean_model"].value == pytest.approx(2.0)
+
+
+def test_agreement_with_majority_matches_sklearn(final: dict) -> None:
+    for m in ("M1", "M2"):
+        pred = col(m)
+        assert final[f"stage2.final.kappa_vs_majority.{m}"].value == pytest.approx(
+            cohen_kappa_score(pred, MAJ)
+        )
+        assert final[f"stage2.final.f1_vs_majority.{m}"].value == pytest.approx(f1_score(MAJ, pred))
+        assert final[f"stage2.final.precision_vs_majority.{m}"].value == pytest.approx(
+            precision_score(MAJ, pred)
+        )
+        assert final[f"stage2.final.recall_vs_majority.{m}"].value == pytest.approx(
+            recall_score(MAJ, pred)
+        )
+    # by hand for M1: p_o = 3/6, p_e = 5/6*2/6 + 1/6*4/6 = 14/36 -> kappa = 4/22
+    assert final["stage2.final.kappa_vs_majority.M1"].value == pytest.approx(4 / 22)
+    assert final["stage2.final.f1_vs_majority.M1"].value == pytest.approx(4 / 7)
+
+
+def test_group_means_of_pairwise_kappa(final: dict) -> None:
+    def k(a: str, b: str) -> float:
+        return cohen_kappa_score(col(a), col(b))
+
+    hh = np.mean([k("A", "B"), k("A", "C"), k("B", "C")])
+    hm = np.mean([k(h, m) for h in "ABC" for m in ("M1", "M2")])
+    assert final["stage2.final.kappa.human_human"].value == pytest.approx(hh)
+    assert final["stage2.final.kappa.model_model"].value == pytest.approx(k("M1", "M2"))
+    assert final["stage2.final.kappa.human_model"].value == pytest.approx(hm)
+    assert "mean pairwise Cohen's kappa over the 3 pairs of 3 human raters" in (
+        final["stage2.final.kappa.human_human"].method
+    )
+
+
+def test_human_ceiling_leave_one_out(final: dict) -> None:
+    """Each human against the strict majority of the two others (a 1-1 tie is 'no')."""
+    humans = "ABC"
+    kappas, f1s = [], []
+    for h in humans:
+        rest = [c for c in humans if c != h]
+        ref = [int(col(rest[0])[i] + col(rest[1])[i] > 1) for i in range(6)]
+        kappas.append(cohen_kappa_score(col(h), ref))
+        f1s.append(f1_score(ref, col(h)))
+    ceiling_k = final["stage2.final.ceiling.kappa_human_vs_rest"]
+    assert ceiling_k.value == pytest.approx(np.mean(kappas))
+    assert final["stage2.final.ceiling.f1_human_vs_rest"].value == pytest.approx(np.mean(f1s))
+    assert ceiling_k.n == 18
+    assert ceiling_k.extra["per_rater"]["A"] == pytest.approx(kappas[0])
+
+
+def test_every_record_is_complete(final: dict) -> None:
+    for key, rec in final.items():
+        assert rec.code.startswith("analysis.stats.study_stage2:"), key
+        assert rec.seed == 7 and rec.n > 0, key
+        assert "95% CI" in rec.method, key
+        assert rec.ci_low is not None and rec.ci_high is not None, key
+        assert rec.ci_low <= rec.value + 1e-12 and rec.value <= rec.ci_high + 1e-12, key
+        assert np.isfinite(rec.value)
+    assert "cluster bootstrap over users (2), B=400, percentile" in (
+        final["stage2.final.kappa.model_model"].method
+    )
+
+
+def test_keys_absent_without_individual_humans() -> None:
+    """A published majority and models only: no human kappa, no per-human rate, no ceiling."""
+    df = votes_frame()
+    df = df[df["rater_kind"] == "model"]
+    maj = (
+        votes_frame()
+        .drop_duplicates("item_id")
+        .assign(
+            rater="human-majority",
+            rater_kind="human_majority",
+            vote=[bool(MAJORITY[i]) for i in VOTES],
+        )
+    )
+    keys = set(by_key(stage2_records(pd.concat([df, maj]), CFG)))
+    assert "stage2.final.relevance_rate.human_majority" in keys
+    assert "stage2.final.kappa.model_model" in keys
+    assert "stage2.final.over_selection.M1" in keys
+    absent = {
+        "stage2.final.kappa.human_human",
+        "stage2.final.kappa.human_model",
+        "stage2.final.relevance_rate.human",
+        "stage2.final.ceiling.kappa_human_vs_rest",
+        "stage2.final.ceiling.f1_human_vs_rest",
+    }
+    assert not keys & absent
+
+
+def test_keys_absent_without_majority_or_second_model() -> None:
+    df = votes_frame()
+    only = df[df["rater"] == "M1"]
+    keys = set(by_key(stage2_records(only, CFG)))
+    assert keys == {"stage2.final.relevance_rate.M1"}
+
+
+def test_published_majority_wins_over_computed() -> None:
+    df = votes_frame()
+    published = df.drop_duplicates("item_id").assign(
+        rater="human-majority", rater_kind="human_majority", vote=True
+    )
+    recs = by_key(stage2_records(pd.concat([df, published]), CFG))
+    assert recs["stage2.final.relevance_rate.human_majority"].value == 1.0
+    assert "published" in recs["stage2.final.relevance_rate.human_majority"].method
+
+
+def test_rounds_are_never_pooled() -> None:
+    flipped = {k: tuple(1 - x for x in v) for k, v in VOTES.items()}
+    df = pd.concat([votes_frame("final"), votes_frame("pilot", flipped)])
+    recs = by_key(stage2_records(df, CFG))
+    assert recs["stage2.final.relevance_rate.M1"].value == pytest.approx(5 / 6)
+    assert recs["stage2.pilot.relevance_rate.M1"].value == pytest.approx(1 / 6)
+    assert recs["stage2.pilot.relevance_rate.M1"].extra["round"] == "pilot"
+
+
+def test_kappa_matrix_table() -> None:
+    result = stage2_statistics(votes_frame(), CFG)
+    table = kappa_matrix_table(result)
+    assert len(table) == 5 * 4  # both orders, no diagonal
+    cell = table[(table["rater_a"] == "A") & (table["rater_b"] == "M1")].iloc[0]
+    assert cell["kappa"] == pytest.approx(cohen_kappa_score(col("A"), col("M1")))
+    assert cell["kind_a"] == "human" and cell["kind_b"] == "model" and cell["n_items"] == 6
+    assert list(table.drop_duplicates("rater_a")["rater_a"]) == ["A", "B", "C", "M1", "M2"]
+    assert (table["ci_low"] <= table["kappa"] + 1e-12).all()
+    empty = kappa_matrix_table(stage2_statistics(votes_frame()[lambda d: d.rater == "M1"], CFG))
+    assert empty.empty and "kappa" in empty.columns
+
+
+def test_deterministic_and_seeded() -> None:
+    a = stage2_records(votes_frame(), CFG)
+    b = stage2_records(votes_frame().sample(frac=1.0, random_state=3), CFG)
+    assert [(r.key, r.value, r.ci_low, r.ci_high) for r in a] == [
+        (r.key, r.value, r.ci_low, r.ci_high) for r in b
+    ]
+    # with two clusters every seed gives the same 4 possible resamples: use more users
+    votes = bundled_sized_votes(n_items=300)
+    c1 = stage2_records(votes, CFG)
+    c2 = stage2_records(votes, {**CFG, "seed": 8})
+    assert [r.value for r in c1] == [r.value for r in c2]
+    assert [r.ci_low for r in c1] != [r.ci_low for r in c2]
+    assert all(r.seed == 8 for r in c2)
+
+
+def test_item_clusters_use_wilson_for_rates() -> None:
+    recs = by_key(stage2_records(votes_frame(), {**CFG, "cluster": "item"}))
+    rate = recs["stage2.final.relevance_rate.human_majority"]
+    assert "Wilson" in rate.method
+    assert rate.ci_low == pytest.approx(0.0968, abs=1e-3)  # Wilson 95% of 2/6
+    assert "cluster bootstrap over items (6)" in recs["stage2.final.kappa.human_human"].method
+
+
+def test_nested_rule_config_and_bad_config() -> None:
+    nested = {"stats": {k: v for k, v in CFG.items() if k != "seed"}, "run.seed": 7}
+    assert [r.value for r in stage2_records(votes_frame(), nested)] == [
+        r.value for r in stage2_records(votes_frame(), CFG)
+    ]
+    with pytest.raises(ValueError, match="unknown statistics config keys"):
+        stage2_records(votes_frame(), {**CFG, "n_bootstrap": 5})
+    with pytest.raises(ValueError, match="stats.cluster"):
+        stage2_records(votes_frame(), {**CFG, "cluster": "attribute"})
+
+
+def test_bad_input_names_table_row_and_field() -> None:
+    df = pd.concat([votes_frame(), votes_frame().iloc[[0]]], ignore_index=True)
+    with pytest.raises(StudyDataError, match=r"relevance_votes: rows \[0, 30\].*item_id='i1'"):
+        stage2_records(df, CFG)
+    with pytest.raises(StudyDataError, match="missing column"):
+        stage2_records(votes_frame().drop(columns=["vote"]), CFG)
+    bad = votes_frame()
+    bad.loc[3, "rater_kind"] = "robot"
+    with pytest.raises(StudyDataError, match="row 3: field 'rater_kind'"):
+        stage2_records(bad, CFG)
+
+
+def bundled_sized_votes(seed: int = 0, n_items: int = 3973) -> pd.DataFrame:
+    """~4,000 items x (3 humans + 5 models), 164 users: the bundled world's stage-2 size."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n_items) < 0.2
+    users = rng.integers(0, 164, n_items)
+    frames = []
+    for r in range(8):
+        human = r < 3
+        vote = (
+            np.where(rng.random(n_items) < 0.85, truth, rng.random(n_items) < 0.15)
+            if human
+            else np.where(truth, rng.random(n_items) < 0.9, rng.random(n_items) < 0.35)
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "item_id": [f"i{i}" for i in range(n_items)],
+                    "user_id": [f"u{u}" for u in users],
+                    "prompt_id": [f"p{u % 41}" for u in users],
+                    "rater": f"sim-human-{r}" if human else f"sim-llm-{r}",
+                    "rater_kind": "human" if human else "model",
+                    "round": "final",
+                    "vote": vote,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_bundled_size_runs_under_five_seconds() -> None:
+    votes = bundled_sized_votes()
+    start = time.perf_counter()
+    result = stage2_statistics(votes, {**CFG, "n_boot": 2000})
+    elapsed = time.perf_counter() - start
+    assert elapsed < 5.0, f"stage-2 statistics took {elapsed:.1f} s at the bundled size"
+    keys = {r.key for r in result.records}
+    assert "stage2.final.kappa.human_model" in keys and len(result.records) == 38
+    rate = by_key(result.records)["stage2.final.relevance_rate.human_majority"]
+    assert 0.15 < rate.value < 0.3
+
+
+def test_caveated_model_is_reported_but_not_averaged() -> None:
+    """A model with a configured caveat keeps its own records (with the caveat) but stays out
+    of the group means and the mean over models; the matrix marks its cells."""
+    cfg = {
+        "stats": {k: v for k, v in CFG.items() if k != "seed"},
+        "run.seed": 7,
+        "stages.caveats": {"M2": "near-random test model"},
+    }
+    result = stage2_statistics(votes_frame(), cfg)
+    recs = by_key(result.records)
+    assert recs["stage2.final.kappa_vs_majority.M2"].extra["caveat"] == "near-random test model"
+    assert "caveat" not in recs["stage2.final.kappa_vs_majority.M1"].extra
+    assert "stage2.final.kappa.model_model" not in recs  # one model left
+    hm = np.mean([cohen_kappa_score(col(h), col("M1")) for h in "ABC"])
+    assert recs["stage2.final.kappa.human_model"].value == pytest.approx(hm)
+    assert "left out" in recs["stage2.final.kappa.human_model"].method
+    assert recs["stage2.final.over_selection.mean_model"].value == pytest.approx(2.5)
+    # the Holm family still holds every tested model
+    assert recs["stage2.final.over_selection.M1"].extra["family"] == ["M1", "M2"]
+    table = kappa_matrix_table(result)
+    assert not table.loc[table["rater_a"] == "M2", "in_group_means"].any()
+    assert table.loc[(table["rater_a"] == "A") & (table["rater_b"] == "M1"), "in_group_means"].all()

@@ -1,0 +1,233 @@
+"""Stage-3 records on hand-checkable ratings: preference, judge gaps, mentions, rank agreement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.stats.study_common import (
+    StatsSettings,
+    StudyDataError,
+    spearman_from_tables,
+    weighted_spearman,
+)
+from analysis.stats.study_stage3 import mention_habit_vs_bias, stage3_records
+
+CFG = {
+    "n_boot": 300,
+    "ci_level": 0.95,
+    "ci_method": "percentile",
+    "cluster": "user",
+    "multiple_comparisons": "holm",
+    "seed": 5,
+}
+
+# slot: (user, prompt, generator, attribute): humans H1 H2 (None = not rated), judges J1 J2,
+# and whether the personalized response mentions the attribute explicitly
+SLOTS = [
+    (("u1", "p1", "G1", "x1"), (4, 2), (5, 3), True),
+    (("u1", "p1", "G1", "x2"), (3, 3), (4, 3), False),
+    (("u1", "p1", "G2", "x1"), (5, 4), (5, 4), True),
+    (("u1", "p1", "G2", "x2"), (4, None), (4, 2), False),
+    (("u2", "p2", "G1", "y1"), (2, 1), (3, 1), False),
+    (("u2", "p2", "G2", "y1"), (3, 4), (4, 5), True),
+    (("u2", "p2", "G2", "y2"), (None, 2), (2, 2), False),
+]
+HUMAN_MEAN = [3.0, 3.0, 4.5, 4.0, 1.5, 3.5, 2.0]
+J1 = [5, 4, 5, 4, 3, 4, 2]
+J2 = [3, 3, 4, 2, 1, 5, 2]
+MENTIONED = [s[3] for s in SLOTS]
+
+
+def ratings() -> pd.DataFrame:
+    rows = []
+    for (user, prompt, gen, attr), humans, judges, _ in SLOTS:
+        for kind, names, values in (
+            ("human", ("H1", "H2"), humans),
+            ("model", ("J1", "J2"), judges),
+        ):
+            for rater, rating in zip(names, values, strict=True):
+                if rating is not None:
+                    rows.append(
+                        {
+                            "user_id": user,
+                            "prompt_id": prompt,
+                            "generator": gen,
+                            "attribute_id": attr,
+                            "rater": rater,
+                            "rater_kind": kind,
+                            "raw_rater": rater,
+                            "round": "final",
+                            "rating": rating,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def responses() -> pd.DataFrame:
+    rows = []
+    for user, prompt in (("u1", "p1"), ("u2", "p2")):
+        for gen in ("G1", "G2"):
+            for cond in ("generic", "personalized"):
+                rows.append(
+                    {
+                        "response_id": f"{user}-{prompt}-{gen}-{cond}",
+                        "user_id": user,
+                        "prompt_id": prompt,
+                        "generator": gen,
+                        "condition": cond,
+                        "text": "...",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def mentions() -> pd.DataFrame:
+    """Flags of the rated slots, an unrated G1 slot, and generic responses (ignored)."""
+    rows = [
+        {"response_id": f"{u}-{p}-{g}-personalized", "attribute_id": a, "mentioned": m}
+        for (u, p, g, a), _, _, m in SLOTS
+    ]
+    rows.append({"response_id": "u2-p2-G1-personalized", "attribute_id": "y9", "mentioned": False})
+    rows += [
+        {"response_id": f"{u}-{p}-{g}-generic", "attribute_id": a, "mentioned": True}
+        for (u, p, g, a), _, _, _ in SLOTS
+    ]
+    return pd.DataFrame(rows).assign(method="lexical-minilm-v1")
+
+
+@pytest.fixture(scope="module")
+def recs() -> dict:
+    out = stage3_records(ratings(), CFG, mentions=mentions(), responses=responses())
+    return {r.key: r for r in out}
+
+
+def test_no_better_share_rule(recs: dict) -> None:
+    # responses: (u1,G1) mean 3 -> no better; (u1,G2) 4.25; (u2,G1) 1.5 -> no; (u2,G2) 2.75 -> no
+    rec = recs["stage3.no_better_share"]
+    assert rec.value == pytest.approx(3 / 4)
+    assert rec.n == 4 and rec.extra["no_better"] == 3
+    assert "<= 3" in rec.method
+
+
+def test_mean_ratings(recs: dict) -> None:
+    assert recs["stage3.mean_rating.G1"].value == pytest.approx((3 + 3 + 1.5) / 3)
+    assert recs["stage3.mean_rating.G2"].value == pytest.approx((4.5 + 4 + 3.5 + 2) / 4)
+    assert recs["stage3.mean_rating.human"].value == pytest.approx(np.mean(HUMAN_MEAN))
+    assert recs["stage3.judge_mean_rating.J1"].value == pytest.approx(np.mean(J1))
+    assert recs["stage3.judge_mean_rating.J2"].value == pytest.approx(np.mean(J2))
+
+
+def test_judge_minus_human_wilcoxon_holm(recs: dict) -> None:
+    p = {}
+    for name, judge in (("J1", J1), ("J2", J2)):
+        d = np.array(judge, dtype=float) - np.array(HUMAN_MEAN)
+        rec = recs[f"stage3.judge_minus_human.{name}"]
+        assert rec.value == pytest.approx(d.mean())
+        p[name] = stats.wilcoxon(d, zero_method="pratt").pvalue
+        assert rec.extra["p_value"] == pytest.approx(p[name])
+        assert rec.extra["correction"] == "holm" and "Wilcoxon signed-rank" in rec.method
+    lo, hi = sorted(p.values())
+    holm = {k: (min(1, 2 * v) if v == lo else max(min(1, 2 * lo), v)) for k, v in p.items()}
+    for name in ("J1", "J2"):
+        assert recs[f"stage3.judge_minus_human.{name}"].extra["p_adjusted"] == pytest.approx(
+            holm[name]
+        )
+
+
+def test_mention_effects(recs: dict) -> None:
+    m = np.array(MENTIONED)
+    h = np.array(HUMAN_MEAN)
+    assert recs["stage3.mention_delta.human"].value == pytest.approx(h[m].mean() - h[~m].mean())
+    j = np.array(J1, dtype=float)
+    assert recs["stage3.mention_delta.J1"].value == pytest.approx(j[m].mean() - j[~m].mean())
+    # generic responses' flags are ignored; G1 has one unrated slot without a mention
+    assert recs["stage3.mention_rate.G1"].value == pytest.approx(1 / 4)
+    assert recs["stage3.mention_rate.G2"].value == pytest.approx(2 / 4)
+    # two models only: no across-model correlation
+    assert "stage3.mention_habit_vs_bias.spearman" not in recs
+
+
+def test_rank_agreement_and_ceiling(recs: dict) -> None:
+    rho = stats.spearmanr(J1, HUMAN_MEAN).statistic
+    assert recs["stage3.judge_spearman_vs_human.J1"].value == pytest.approx(rho)
+    both = [i for i, s in enumerate(SLOTS) if None not in s[1]]
+    h1 = [SLOTS[i][1][0] for i in both]
+    h2 = [SLOTS[i][1][1] for i in both]
+    ceiling = recs["stage3.ceiling.spearman_human_vs_rest"]
+    assert ceiling.value == pytest.approx(stats.spearmanr(h1, h2).statistic)
+    assert ceiling.n == 2 * len(both)
+
+
+def test_records_are_complete(recs: dict) -> None:
+    for key, rec in recs.items():
+        assert rec.code.startswith("analysis.stats.study_stage3:"), key
+        assert "95% CI" in rec.method, key
+        assert rec.n > 0
+
+
+def test_habit_vs_bias_across_models() -> None:
+    settings = StatsSettings(seed=1)
+    rates = {"m1": 0.05, "m2": 0.2, "m3": 0.4, "m4": 0.5, "m5": 0.7}
+    deltas = {"m1": -0.39, "m2": 0.1, "m3": 0.2, "m4": 0.5, "m5": 0.4, "judge-only": 1.0}
+    (rec,) = mention_habit_vs_bias(rates, deltas, settings)
+    x = [rates[m] for m in sorted(rates)]
+    y = [deltas[m] for m in sorted(rates)]
+    assert rec.value == pytest.approx(stats.spearmanr(x, y).statistic)  # 0.9
+    assert rec.n == 5 and "Fisher z" in rec.method
+    assert rec.ci_low < rec.value < rec.ci_high
+    assert mention_habit_vs_bias(dict(list(rates.items())[:3]), deltas, settings) == []
+
+
+def test_keys_absent_without_humans_or_mentions() -> None:
+    judges_only = ratings()[lambda d: d.rater_kind == "model"]
+    keys = {r.key for r in stage3_records(judges_only, CFG)}
+    assert keys == {"stage3.judge_mean_rating.J1", "stage3.judge_mean_rating.J2"}
+    keys = {r.key for r in stage3_records(ratings(), CFG)}
+    assert not any("mention" in k for k in keys)
+    assert "stage3.no_better_share" in keys
+    assert stage3_records(ratings().iloc[:0], CFG) == []
+
+
+def test_mentions_without_responses_is_an_error() -> None:
+    with pytest.raises(StudyDataError, match="responses table is needed"):
+        stage3_records(ratings(), CFG, mentions=mentions())
+    bad = ratings()
+    bad.loc[4, "rating"] = 6
+    with pytest.raises(StudyDataError, match="row 4: field 'rating' = 6"):
+        stage3_records(bad, CFG)
+
+
+def test_bca_intervals() -> None:
+    recs = stage3_records(ratings(), {**CFG, "ci_method": "bca"})
+    assert any("BCa" in r.method for r in recs)
+
+
+def test_vectorized_spearman_equals_scipy_on_resamples() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 6, 60).astype(float)
+    y = np.round(x / 2 + rng.integers(0, 3, 60), 1)
+    w = rng.integers(0, 3, (4, 60))
+    expected = [stats.spearmanr(np.repeat(x, row), np.repeat(y, row)).statistic for row in w]
+    assert weighted_spearman(x, y, w) == pytest.approx(expected)
+    ux, ix = np.unique(x, return_inverse=True)
+    uy, iy = np.unique(y, return_inverse=True)
+    tables = np.zeros((4, ux.size, uy.size))
+    for b in range(4):
+        np.add.at(tables[b], (ix, iy), w[b])
+    assert spearman_from_tables(tables) == pytest.approx(expected)
+    assert np.isnan(weighted_spearman(np.ones(5), np.arange(5.0), np.ones((1, 5)))[0])
+
+
+def test_habit_vs_bias_leaves_out_caveated_models() -> None:
+    rates = {"m1": 0.05, "m2": 0.2, "m3": 0.4, "m4": 0.5, "m5": 0.7}
+    deltas = {"m1": -0.39, "m2": 0.1, "m3": 0.2, "m4": 0.5, "m5": 0.4}
+    settings = StatsSettings(seed=1, caveats=(("m5", "toy model"),))
+    (rec,) = mention_habit_vs_bias(rates, deltas, settings)
+    assert rec.n == 4 and rec.extra["excluded_models"] == ["m5"]
+    assert rec.value == pytest.approx(
+        stats.spearmanr([0.05, 0.2, 0.4, 0.5], [-0.39, 0.1, 0.2, 0.5]).statistic
+    )
+    assert "left out" in rec.method

@@ -1,0 +1,35 @@
+# Rules of data (see docs/architecture.md): the configured dataset's raw files -> the validated
+# canonical tables that every other rule reads. docs/data.md documents tables and file kinds.
+
+from analysis.data import resolve_root
+from analysis.data.layout import raw_files
+from analysis.data.schemas import TABLE_NAMES
+
+# data.root is relative to the repository (the Snakefile's folder) unless absolute.
+DATA_ROOT = resolve_root(CFG["data"]["root"], workflow.basedir)
+
+
+rule canonical_tables:
+    """The dataset's raw files read by its adapter into validated canonical tables (parquet),
+    with a report of every record that was skipped and the dataset's size records."""
+    input:
+        # The adapter finds files by pattern; declaring them makes any change rerun the rule.
+        raw=raw_files(DATA_ROOT),
+    output:
+        **{name: f"{RESULTS}/tables/{name}.parquet" for name in TABLE_NAMES},
+        skipped=f"{RESULTS}/tables/skipped_records.json",
+        records=f"{RESULTS}/records/canonical_tables.json",
+    params:
+        cfg=subtree(CFG, "data"),
+        code=code_hash("analysis.data"),
+    log:
+        f"{LOGS}/canonical_tables.log",
+    resources:
+        mem_mb=2000,
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/canonical_tables.py"
+
+
+RECORD_FILES.append(f"{RESULTS}/records/canonical_tables.json")

@@ -1,0 +1,27 @@
+"""Rule canonical_tables: read the raw dataset, write the validated tables, the skipped-records
+report and the dataset size records."""
+
+from pathlib import Path
+
+from analysis.data import read_dataset, resolve_root
+from analysis.data.canonical import write_skipped_report, write_tables
+from analysis.data.summary import dataset_size_records
+from analysis.paper.records import write_records
+from analysis.workflow_io import rule_logging
+
+smk = snakemake  # noqa: F821
+with rule_logging(smk) as log:
+    cfg = smk.params.cfg["data"]
+    repo = Path(smk.scriptdir).resolve().parents[1]  # scripts live in <repo>/workflow/scripts
+    root = resolve_root(cfg["root"], repo)
+    log.info("reading %s with adapter %s", root, cfg["adapter"])
+    result = read_dataset(cfg["adapter"], root)
+    write_tables(result.tables, Path(smk.output.users).parent)
+    write_skipped_report(result.report(), smk.output.skipped)
+    records = dataset_size_records(result.tables)
+    write_records(
+        records, smk.output.records, rule=smk.rule, inputs=smk.input.raw, config=smk.params.cfg
+    )
+    for name, table in result.tables.items():
+        log.info("%s: %d rows", name, len(table))
+    log.info("skipped %d records: %s", len(result.skipped), result.report()["skipped_by_kind"])

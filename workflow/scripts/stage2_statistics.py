@@ -1,0 +1,24 @@
+"""Rule stage2_statistics: per-round stage-2 records and the pairwise kappa matrix table."""
+
+import pandas as pd
+
+from analysis.paper.records import write_records
+from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
+from analysis.workflow_io import rule_logging
+
+with rule_logging(snakemake) as log:  # noqa: F821
+    votes = pd.read_parquet(snakemake.input.votes)  # noqa: F821
+    result = stage2_statistics(votes, snakemake.params.cfg)  # noqa: F821
+    write_records(
+        result.records,
+        snakemake.output.records,  # noqa: F821
+        rule=snakemake.rule,  # noqa: F821
+        inputs=list(snakemake.input),  # noqa: F821
+        config=snakemake.params.cfg,  # noqa: F821
+    )
+    kappa_matrix_table(result).to_parquet(snakemake.output.kappa_matrix, index=False)  # noqa: F821
+    log.info(
+        "%d stage-2 records; kappa matrices of rounds %s",
+        len(result.records),
+        sorted(result.kappa_matrices),
+    )
