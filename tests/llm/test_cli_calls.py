@@ -1,0 +1,40 @@
+"""``recenter calls``: the usage table and ``--validate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis.cli import main
+from analysis.llm.calls import ChatRequest, run_calls
+from analysis.llm.models import ModelSpec
+from analysis.llm.settings import CallSettings
+
+
+def test_calls_prints_usage_and_validates(
+    model: ModelSpec, store: Path, fast: CallSettings, capsys
+) -> None:
+    reqs = [ChatRequest.from_prompt(f"q{i}") for i in range(3)]
+    run_calls(
+        model, reqs, stage="stage2", store=store, mode="record", settings=fast, progress=False
+    )
+    assert main(["calls", "--store", str(store), "--validate"]) == 0
+    out, err = capsys.readouterr()
+    assert "stage2" in out and "fake-model" in out and "cost_usd" in out
+    assert "3 records, 3 keys: valid" in err
+
+    assert main(["calls", "--store", str(store), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["calls"] == 3 and row["prompt_tokens"] == 3
+
+    shard = store / "stage2" / "fake-model" / "0.jsonl"
+    lines = shard.read_text().splitlines(keepends=True)
+    shard.write_text(lines[0] + "garbage\n" + "".join(lines[1:]))
+    assert main(["calls", "--store", str(store), "--validate"]) == 1
+    err = capsys.readouterr().err
+    assert "0.jsonl:2: not valid JSON" in err and "INVALID" in err
+
+
+def test_calls_on_an_empty_store(tmp_path: Path, capsys) -> None:
+    assert main(["calls", "--store", str(tmp_path / "none")]) == 0
+    assert "no calls stored" in capsys.readouterr().out
