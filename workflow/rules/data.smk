@@ -10,8 +10,7 @@ DATA_ROOT = resolve_root(CFG["data"]["root"], workflow.basedir)
 
 
 rule canonical_tables:
-    """The dataset's raw files read by its adapter into validated canonical tables (parquet),
-    with a report of every record that was skipped and the dataset's size records."""
+    """Raw files read by the dataset's adapter into validated canonical tables, skips reported."""
     input:
         # The adapter finds files by pattern; declaring them makes any change rerun the rule.
         raw=raw_files(DATA_ROOT),

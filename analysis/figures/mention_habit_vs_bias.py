@@ -1,0 +1,148 @@
+"""Figure 7: how often a model mentions attributes as a generator vs its mention bias as a judge.
+
+Each point is one model that is both a generator and a judge: x is the record
+``stage3.mention_rate.<model>`` (share of its personalized rating slots that mention the
+attribute outright), y is ``stage3.mention_delta.<model>`` (how much more it rates explicit
+mentions as a judge), both with their CIs. The annotation is the record
+``stage3.mention_habit_vs_bias.spearman`` (rho with its CI and n); where it exists a
+Theil-Sen line (median of pairwise slopes, a rank-robust guide in the spirit of Spearman's
+rho) shows the trend, labelled as a visual guide: it is not a reported number. The people's
+mention effect ``stage3.mention_delta.human`` is the dotted reference with its CI band.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import PercentFormatter
+from scipy.stats import theilslopes
+
+from analysis.figures.estimates import (
+    CI_NOTE,
+    Records,
+    draw_intervals,
+    estimate,
+    estimates_under,
+    interval_text,
+)
+from analysis.figures.style import (
+    COLUMN_WIDTH,
+    KIND_COLOURS,
+    REFERENCE_COLOUR,
+    StudyFigure,
+    new_figure,
+    placeholder_figure,
+    style_context,
+)
+
+NAME = "mention_habit_vs_bias"
+CODE = "analysis.figures.mention_habit_vs_bias:mention_habit_vs_bias_figure"
+TITLE = "Mention rate as generator vs mention bias as judge"
+RATE = "stage3.mention_rate"
+DELTA = "stage3.mention_delta"
+SPEARMAN = "stage3.mention_habit_vs_bias.spearman"
+HUMAN = "human"
+
+
+def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
+    """Scatter of mention rate (x) vs mention delta (y) per model, with the Spearman record."""
+    caption = (
+        "How often each model mentions attributes outright as a generator against how much "
+        "more it rates such mentions as a judge."
+    )
+    rates = estimates_under(records, RATE)
+    deltas = {k: v for k, v in estimates_under(records, DELTA).items() if k != HUMAN}
+    models = sorted(set(rates) & set(deltas))
+    if len(models) < 2:
+        have = f"{len(models)} model" + ("" if len(models) == 1 else "s")
+        return placeholder_figure(
+            NAME,
+            CODE,
+            title=TITLE,
+            reason=f"{have} with both a mention rate as generator and a mention effect as "
+            "judge; the comparison needs at least two",
+            caption=caption,
+        )
+    xs, ys = [rates[m] for m in models], [deltas[m] for m in models]
+    rho = estimate(records, SPEARMAN)
+    human = estimate(records, f"{DELTA}.{HUMAN}")
+    fig = new_figure(
+        NAME,
+        CODE,
+        width=COLUMN_WIDTH,
+        height=2.6,
+        caption=(
+            f"{caption} "
+            + (
+                "Annotation: Spearman's rho across models; the line is a Theil-Sen fit shown "
+                "as a visual guide."
+                if rho is not None
+                else "Spearman's rho is not reported for this dataset (too few models)."
+            )
+            + f" {CI_NOTE}"
+        ),
+    )
+    used = [e.key for e in xs + ys]
+    with style_context():
+        ax = fig.add_subplot()
+        x = np.array([e.value for e in xs])
+        y = np.array([e.value for e in ys])
+        if human is not None:
+            used.append(human.key)
+            ax.axhline(
+                human.value, color=KIND_COLOURS["human"], linestyle=":", linewidth=1.0, gid="human"
+            )
+            if human.has_ci:
+                ax.axhspan(
+                    human.low, human.high, color=KIND_COLOURS["human"], alpha=0.12, linewidth=0
+                )
+            ax.annotate(
+                "people",
+                xy=(1.0, human.value),
+                xycoords=("axes fraction", "data"),
+                xytext=(-2, 2),
+                textcoords="offset points",
+                ha="right",
+                va="bottom",
+                fontsize=6.5,
+                color=KIND_COLOURS["human"],
+            )
+        ax.axhline(0.0, color=REFERENCE_COLOUR, linewidth=0.6, gid="zero")
+        draw_intervals(ax, list(x), ys, linewidth=0.8)
+        draw_intervals(ax, list(y), xs, horizontal=True, linewidth=0.8)
+        points = ax.scatter(
+            x, y, s=24, color=KIND_COLOURS["model"], zorder=5, edgecolors="white", linewidths=0.5
+        )
+        points.set_gid("models")
+        for xi, yi, m in zip(x, y, models, strict=True):
+            ax.annotate(
+                m, (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=6, zorder=6
+            )
+        if rho is not None:
+            used.append(rho.key)
+            n = rho.record.get("n")
+            if np.ptp(x) > 0:
+                slope, intercept, _, _ = theilslopes(y, x)
+                grid = np.linspace(x.min(), x.max(), 2)
+                ax.plot(
+                    grid,
+                    intercept + slope * grid,
+                    color=REFERENCE_COLOUR,
+                    linestyle="--",
+                    linewidth=0.8,
+                    gid="theil-sen",
+                )
+            ax.text(
+                0.03,
+                0.97,
+                f"Spearman ρ = {interval_text(rho)}" + (f"\nn = {n} models" if n else ""),
+                transform=ax.transAxes,
+                ha="left",
+                va="top",
+                fontsize=6.5,
+                gid="spearman",
+            )
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        ax.set_xlabel("explicit mentions as generator (share of slots)")
+        ax.set_ylabel("mention effect as judge")
+    fig.study.records = sorted(set(used))
+    return fig

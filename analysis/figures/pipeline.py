@@ -1,0 +1,211 @@
+"""Figure 1: the three-stage personalization pipeline and where people and LLMs judge it.
+
+Drawn with matplotlib patches (no TikZ toolchain needed, same style and fonts as the other
+figures). Each stage is a column: its input (grey), what language models do (blue) and what
+people do (vermillion). Where the dataset's size records exist (``data.n_judgments.stage<k>``
+for the final round, ``data.n_judgments.stage<k>.<round>`` for pilots), each people box says
+how many human judgments the dataset holds for that stage, so the diagram is also a summary
+of the data that built this PDF.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matplotlib.axes import Axes
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
+
+from analysis.figures.estimates import Records, estimate
+from analysis.figures.style import (
+    KIND_COLOURS,
+    TEXT_WIDTH,
+    StudyFigure,
+    new_figure,
+    style_context,
+)
+
+NAME = "pipeline"
+CODE = "analysis.figures.pipeline:pipeline_figure"
+#: box fills: light tints of the kind colours, so black text stays readable
+FILL = {"data": "#EFEFEF", "model": "#D7E6F2", "human": "#F8DCCB"}
+EDGE = {"data": "#8C8C8C", "model": KIND_COLOURS["model"], "human": KIND_COLOURS["human"]}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One column of the diagram: its title and the text of its three boxes."""
+
+    number: int
+    title: str
+    data: str
+    model: str
+    human: str
+    handoff: str  # what flows to the next stage (empty for the last)
+    handoff_from: str = "model"  # the box it flows from: "model" or "human"
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        1,
+        "Attribute extraction",
+        "A user's chat history\n(real users and synthetic personas)",
+        "LLM extractor: attributes with a\nreason and a confidence;\nLLM verifiers: supported?",
+        "People judge each attribute:\naccepted / uncertain / rejected",
+        "attributes",
+    ),
+    Stage(
+        2,
+        "Relevance matching",
+        "The user's attributes\n+ a new prompt",
+        "LLMs and retrieval baselines:\nshould this attribute change\nthe response? (yes / no)",
+        "People vote yes / no;\nthe majority is the reference",
+        "relevant\nattributes",
+        "human",
+    ),
+    Stage(
+        3,
+        "Response generation",
+        "The prompt + the attributes\npeople found relevant",
+        "LLMs write a generic and a\npersonalized response;\nLLM judges rate them (1-5)",
+        "People rate personalized vs\ngeneric side by side (1-5)",
+        "",
+    ),
+)
+
+#: layout in data units: columns of width 10, boxes at these heights
+_COL_W, _PAD = 10.0, 0.35
+_ROWS = {"data": (7.05, 8.35), "model": (4.0, 6.15), "human": (0.95, 3.1)}
+
+
+def judgment_counts(records: Records, stage: int) -> tuple[str, list[str]]:
+    """``("5,949 human judgments", [keys])`` for a stage from the size records, or ``("", [])``.
+
+    The final round's count (``data.n_judgments.stage<k>``) when present, else every pilot
+    round's count (``data.n_judgments.stage<k>.<round>``) with its round named.
+    """
+    final = estimate(records, f"data.n_judgments.stage{stage}")
+    if final is not None:
+        return f"{int(final.value):,} human judgments", [final.key]
+    prefix = f"data.n_judgments.stage{stage}."
+    keys = sorted(k for k in records if k.startswith(prefix))
+    if not keys:
+        return "", []
+    parts = []
+    for key in keys:
+        est = estimate(records, key)
+        assert est is not None
+        parts.append(f"{int(est.value):,} ({key[len(prefix) :]})")
+    return "human judgments:\n" + ", ".join(parts), keys
+
+
+def _box(ax: Axes, x0: float, y0: float, x1: float, y1: float, kind: str, text: str) -> None:
+    ax.add_patch(
+        FancyBboxPatch(
+            (x0, y0),
+            x1 - x0,
+            y1 - y0,
+            boxstyle="round,pad=0,rounding_size=0.35",
+            facecolor=FILL[kind],
+            edgecolor=EDGE[kind],
+            linewidth=0.9,
+            gid=f"box-{kind}",
+        )
+    )
+    ax.text(
+        (x0 + x1) / 2, (y0 + y1) / 2, text, ha="center", va="center", fontsize=6.5, linespacing=1.25
+    )
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], gid: str) -> None:
+    ax.add_patch(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle="-|>",
+            mutation_scale=8,
+            linewidth=0.9,
+            color="#444444",
+            shrinkA=0,
+            shrinkB=0,
+            zorder=3,
+            gid=gid,
+        )
+    )
+
+
+def pipeline_figure(records: Records | None = None) -> StudyFigure:
+    """The pipeline diagram; ``records`` (the dataset size records) add per-stage counts."""
+    records = records or {}
+    fig = new_figure(
+        NAME,
+        CODE,
+        width=TEXT_WIDTH,
+        height=2.75,
+        caption=(
+            "The three-stage personalization pipeline: in each stage language models act "
+            "(blue) and people judge the same items (vermillion)."
+        ),
+    )
+    used: list[str] = []
+    with style_context():
+        ax = fig.add_subplot()
+        ax.set_xlim(0, _COL_W * len(STAGES))
+        ax.set_ylim(0, 10)
+        ax.set_axis_off()
+        for i, stage in enumerate(STAGES):
+            x0, x1 = i * _COL_W + _PAD, (i + 1) * _COL_W - _PAD
+            ax.add_patch(
+                FancyBboxPatch(
+                    (x0, 0.3),
+                    x1 - x0,
+                    9.4,
+                    boxstyle="round,pad=0,rounding_size=0.5",
+                    facecolor="white",
+                    edgecolor="#BBBBBB",
+                    linewidth=0.7,
+                    zorder=0,
+                    gid="stage",
+                )
+            )
+            ax.text(
+                (x0 + x1) / 2,
+                9.05,
+                f"Stage {stage.number}: {stage.title}",
+                ha="center",
+                va="center",
+                fontsize=7.5,
+                fontweight="bold",
+            )
+            bx0, bx1 = x0 + 0.45, x1 - 0.45
+            count, keys = judgment_counts(records, stage.number)
+            used += keys
+            human_text = stage.human + (f"\n{count}" if count else "")
+            for kind, text in (("data", stage.data), ("model", stage.model), ("human", human_text)):
+                y0, y1 = _ROWS[kind]
+                _box(ax, bx0, y0, bx1, y1, kind, text)
+            mid = (x0 + x1) / 2
+            _arrow(ax, (mid, _ROWS["data"][0]), (mid, _ROWS["model"][1]), "flow")
+            _arrow(ax, (mid, _ROWS["model"][0]), (mid, _ROWS["human"][1]), "flow")
+            if stage.handoff:
+                start = (bx1, sum(_ROWS[stage.handoff_from]) / 2)
+                end = ((i + 1) * _COL_W + _PAD + 0.45, sum(_ROWS["data"]) / 2)
+                _arrow(ax, start, end, "handoff")
+                ax.text(
+                    (i + 1) * _COL_W,
+                    (start[1] + end[1]) / 2,
+                    stage.handoff,
+                    ha="center",
+                    va="center",
+                    fontsize=5.5,
+                    color="#444444",
+                    linespacing=1.1,
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+                    zorder=4,
+                )
+        handles = [
+            Patch(facecolor=FILL[k], edgecolor=EDGE[k], linewidth=0.9, label=label)
+            for k, label in (("data", "input"), ("model", "language models"), ("human", "people"))
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=3, handlelength=1.4)
+    fig.study.records = sorted(used)
+    return fig

@@ -1,0 +1,104 @@
+"""Figure 5: mean human rating of personalized vs generic responses, per generator.
+
+People rate each relevant attribute of a personalized response against the generic one on a
+5-point scale (1 = personalized much worse, 3 = no difference, 5 = much better). Each point is
+the record ``stage3.mean_rating.<generator>`` with its CI; the pooled
+``stage3.mean_rating.human`` (all generators) is drawn last, apart. The dashed line at 3 is
+"no difference": a generator whose interval crosses it is not reliably better than generic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.figures.estimates import CI_NOTE, Records, draw_intervals, estimate, estimates_under
+from analysis.figures.style import (
+    COLUMN_WIDTH,
+    KIND_COLOURS,
+    OKABE_ITO,
+    REFERENCE_COLOUR,
+    StudyFigure,
+    new_figure,
+    placeholder_figure,
+    style_context,
+)
+
+NAME = "ratings_by_generator"
+CODE = "analysis.figures.ratings_by_generator:ratings_by_generator_figure"
+TITLE = "Mean human rating per generator"
+PREFIX = "stage3.mean_rating"
+POOLED = "human"  # the key suffix of the all-generators mean
+NEUTRAL = 3.0
+SCALE = (1.0, 5.0)
+
+
+def ratings_by_generator_figure(records: Records) -> StudyFigure:
+    """Dot-and-interval plot of each generator's mean human rating around the neutral 3."""
+    caption = (
+        "Mean human rating of the personalized response against the generic one per generator "
+        "(1 = personalized much worse, 3 = no difference, 5 = much better); the dashed line "
+        "marks no difference."
+    )
+    by_gen = {g: e for g, e in estimates_under(records, PREFIX).items() if g != POOLED}
+    if not by_gen:
+        return placeholder_figure(
+            NAME,
+            CODE,
+            title=TITLE,
+            reason="the dataset has no human stage-3 preference ratings (no records "
+            f"{PREFIX}.<generator>)",
+            caption=caption,
+        )
+    gens = sorted(by_gen, key=lambda g: (-by_gen[g].value, g))
+    ests = [by_gen[g] for g in gens]
+    labels = list(gens)
+    pooled = estimate(records, f"{PREFIX}.{POOLED}")
+    y = list(np.arange(len(gens), dtype=float))
+    if pooled is not None:
+        y.append(len(gens) + 0.5)
+        ests.append(pooled)
+        labels.append("all generators")
+    fig = new_figure(
+        NAME,
+        CODE,
+        width=COLUMN_WIDTH,
+        height=0.75 + 0.26 * len(ests),
+        caption=f"{caption} {CI_NOTE}",
+    )
+    colours = [KIND_COLOURS["model"]] * len(gens) + [OKABE_ITO["black"]] * (pooled is not None)
+    with style_context():
+        ax = fig.add_subplot()
+        ax.axvline(NEUTRAL, color=REFERENCE_COLOUR, linestyle="--", linewidth=0.8, gid="neutral")
+        draw_intervals(ax, y, ests, horizontal=True, cap=0.18)
+        points = ax.scatter(
+            [e.value for e in ests],
+            y,
+            s=22,
+            c=colours,
+            zorder=5,
+            edgecolors="white",
+            linewidths=0.5,
+        )
+        points.set_gid("means")
+        ax.set_yticks(y, labels)
+        ax.invert_yaxis()
+        lows = [e.low if e.low is not None else e.value for e in ests]
+        highs = [e.high if e.high is not None else e.value for e in ests]
+        lo = max(SCALE[0], min(NEUTRAL - 0.25, min(lows) - 0.15))
+        hi = min(SCALE[1], max(NEUTRAL + 0.25, max(highs) + 0.15))
+        ax.set_xlim(lo, hi)
+        ax.set_xlabel("mean human rating (3 = no difference)")
+        ax.tick_params(axis="y", length=0)
+        ax.spines["left"].set_visible(False)
+        ax.text(
+            NEUTRAL,
+            1.01,
+            "no difference",
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=6.5,
+            color=REFERENCE_COLOUR,
+        )
+    fig.study.records = sorted(e.key for e in ests)
+    return fig

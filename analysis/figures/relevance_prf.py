@@ -1,0 +1,200 @@
+"""Figure 4: precision, recall and F1 against the human majority, per rater and round.
+
+Raters, left to right: the retrieval baselines (BM25, MiniLM embeddings; rule
+``baseline_votes``), each language model (rule ``stage2_statistics``) and the trained
+relevance classifier (rule ``relevance_classifier``). One panel per round with any of them.
+Values and intervals are the records
+``stage2.<round>.{precision,recall,f1}_vs_majority.<rater>`` and
+``stage2.classifier.<round>.{precision,recall,f1}``; the dashed line is the leave-one-human-out
+human ceiling ``stage2.<round>.ceiling.f1_human_vs_rest`` where the round has one.
+
+The raters are not all scored on the same items (baselines on their evaluation prompts, the
+classifier on held-out prompts, models on every item); the caption says so and each record's
+method names its items.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.figures.estimates import (
+    CI_NOTE,
+    Estimate,
+    Records,
+    draw_intervals,
+    estimate,
+    round_order,
+)
+from analysis.figures.style import (
+    KIND_COLOURS,
+    METRIC_COLOURS,
+    REFERENCE_COLOUR,
+    TEXT_WIDTH,
+    StudyFigure,
+    new_figure,
+    placeholder_figure,
+    style_context,
+)
+
+NAME = "relevance_prf"
+CODE = "analysis.figures.relevance_prf:relevance_prf_figure"
+TITLE = "Precision, recall and F1 against the human majority"
+METRICS = ("precision", "recall", "f1")
+METRIC_LABELS = {"precision": "precision", "recall": "recall", "f1": "F1"}
+#: rater kinds in display order, with their axis labels
+KINDS = (
+    ("baseline", "retrieval baselines"),
+    ("model", "language models"),
+    ("classifier", "trained"),
+)
+CLASSIFIER = "trained classifier"
+#: a panel is at least this many rater slots wide
+MIN_SLOTS = 4
+_VS_MAJORITY = re.compile(
+    r"^stage2\.(?P<round>[^.]+)\.(?P<metric>precision|recall|f1)_vs_majority\.(?P<rater>.+)$"
+)
+_CLASSIFIER = re.compile(r"^stage2\.classifier\.(?P<round>[^.]+)\.(?P<metric>precision|recall|f1)$")
+
+
+@dataclass
+class RaterScores:
+    """One bar group: a rater of one round, its kind and its three metric estimates."""
+
+    round: str
+    rater: str
+    kind: str
+    metrics: dict[str, Estimate]
+
+
+def rater_kind(record: dict) -> str:
+    """``baseline`` for the retrieval baselines' records (rule ``baseline_votes``), else model."""
+    if record.get("rule") == "baseline_votes" or str(record.get("code", "")).startswith(
+        "analysis.stages.baselines"
+    ):
+        return "baseline"
+    return "model"
+
+
+def collect_scores(records: Records) -> dict[str, list[RaterScores]]:
+    """Every round's raters with their P/R/F1 estimates, ordered baselines, models, classifier."""
+    found: dict[tuple[str, str], RaterScores] = {}
+    for key in sorted(records):
+        m = _VS_MAJORITY.match(key)
+        c = _CLASSIFIER.match(key) if m is None else None
+        if m is None and c is None:
+            continue
+        est = estimate(records, key)
+        assert est is not None
+        if m is not None:
+            rnd, metric, rater = m["round"], m["metric"], m["rater"]
+            kind = rater_kind(dict(records[key]))
+        else:
+            assert c is not None
+            rnd, metric, rater, kind = c["round"], c["metric"], CLASSIFIER, "classifier"
+        scores = found.setdefault((rnd, rater), RaterScores(rnd, rater, kind, {}))
+        scores.metrics[metric] = est
+    order = {k: i for i, (k, _) in enumerate(KINDS)}
+    out: dict[str, list[RaterScores]] = {}
+    for rnd in round_order([r for r, _ in found]):
+        raters = [s for (r, _), s in found.items() if r == rnd]
+        out[rnd] = sorted(raters, key=lambda s: (order[s.kind], s.rater))
+    return out
+
+
+def relevance_prf_figure(records: Records) -> StudyFigure:
+    """Grouped P/R/F1 bars per rater with record CIs, one panel per round."""
+    caption = (
+        "Precision, recall and F1 against the human majority for the retrieval baselines, the "
+        "language models and the trained relevance classifier."
+    )
+    by_round = collect_scores(records)
+    if not by_round:
+        return placeholder_figure(
+            NAME,
+            CODE,
+            title=TITLE,
+            reason="no stage-2 rater has precision/recall/F1 records against a human majority",
+            caption=caption,
+            width=TEXT_WIDTH,
+        )
+    fig = new_figure(
+        NAME,
+        CODE,
+        width=TEXT_WIDTH,
+        height=0.6 + 1.85 * len(by_round),
+        caption=(
+            f"{caption} Baselines are scored on their evaluation prompts and the classifier on "
+            f"held-out prompts; the dashed line is the human ceiling F1 (each person against "
+            f"the majority of the others). {CI_NOTE}"
+        ),
+    )
+    used: list[str] = []
+    width = 0.26
+    with style_context():
+        axes = fig.subplots(len(by_round), 1, squeeze=False)[:, 0]
+        for ax, (rnd, raters) in zip(axes, by_round.items(), strict=True):
+            x = np.arange(len(raters), dtype=float)
+            for j, metric in enumerate(METRICS):
+                pos = x + (j - 1) * width
+                ests = [s.metrics.get(metric) for s in raters]
+                have = [i for i, e in enumerate(ests) if e is not None]
+                bars = ax.bar(
+                    pos[have],
+                    [ests[i].value for i in have],  # type: ignore[union-attr]
+                    width=width * 0.95,
+                    color=METRIC_COLOURS[metric],
+                    label=METRIC_LABELS[metric],
+                )
+                for bar in bars:
+                    bar.set_gid(f"bar-{metric}")
+                drawn = [ests[i] for i in have]
+                draw_intervals(ax, list(pos[have]), drawn, cap=width * 0.25)  # type: ignore[arg-type]
+                used += [e.key for e in drawn]  # type: ignore[union-attr]
+            ceiling = estimate(records, f"stage2.{rnd}.ceiling.f1_human_vs_rest")
+            if ceiling is not None:
+                used.append(ceiling.key)
+                ax.axhline(
+                    ceiling.value,
+                    color=REFERENCE_COLOUR,
+                    linestyle="--",
+                    linewidth=0.8,
+                    label="human ceiling F1",
+                    gid="ceiling",
+                )
+            ax.set_xticks(x, [s.rater for s in raters], rotation=20, ha="right")
+            for tick, s in zip(ax.get_xticklabels(), raters, strict=True):
+                tick.set_color(KIND_COLOURS[s.kind] if s.kind != "baseline" else "#555555")
+            kinds = [s.kind for s in raters]
+            for boundary in np.flatnonzero(np.asarray(kinds[1:]) != np.asarray(kinds[:-1])):
+                ax.axvline(boundary + 0.5, color="#CCCCCC", linewidth=0.6, gid="kind-separator")
+            for kind, label in KINDS:
+                idx = [i for i, k in enumerate(kinds) if k == kind]
+                if idx:
+                    ax.text(
+                        float(np.mean(idx)),
+                        1.02,
+                        label,
+                        transform=ax.get_xaxis_transform(),
+                        ha="center",
+                        va="bottom",
+                        fontsize=6.5,
+                        fontstyle="italic",
+                    )
+            # at least MIN_SLOTS rater slots wide, so one or two raters do not get huge bars
+            half = max(len(raters), MIN_SLOTS) / 2
+            centre = (len(raters) - 1) / 2
+            ax.set_xlim(centre - half - 0.1, centre + half + 0.1)
+            ax.set_ylim(0, 1.0)
+            ax.set_ylabel(f"{rnd} round")
+        handles, labels = axes[0].get_legend_handles_labels()
+        for ax in axes[1:]:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        fig.legend(handles, labels, loc="outside upper center", ncols=len(labels))
+    fig.study.records = sorted(set(used))
+    return fig
