@@ -1,0 +1,23 @@
+"""The bundled world: a seeded, documented simulation of the study in the authors' layout.
+
+``simulate_world(DEFAULT_PARAMETERS)`` builds it, ``write_world(world, path)`` writes it
+(``recenter simulate --out data/raw/bundled``). Everything in it is simulated and named so
+(``sim-human-..``, ``sim-llm-..``, users ``sim-wc-..``); see ``data/raw/bundled/README.md``.
+"""
+
+from analysis.data.bundled_world.parameters import (
+    DEFAULT_PARAMETERS,
+    STUDY_TARGETS,
+    WorldParameters,
+)
+from analysis.data.bundled_world.simulate import World, simulate_world
+from analysis.data.bundled_world.write import write_world
+
+__all__ = [
+    "DEFAULT_PARAMETERS",
+    "STUDY_TARGETS",
+    "World",
+    "WorldParameters",
+    "simulate_world",
+    "write_world",
+]

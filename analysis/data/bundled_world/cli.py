@@ -1,0 +1,69 @@
+"""``recenter simulate``: (re)write the bundled world, or check that it is up to date."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import filecmp
+import sys
+import tempfile
+from pathlib import Path
+
+from analysis.data.bundled_world.parameters import DEFAULT_PARAMETERS
+from analysis.data.bundled_world.simulate import simulate_world
+from analysis.data.bundled_world.write import write_world
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("data/raw/bundled"),
+        help="folder to write (default: data/raw/bundled); a bundled world there is replaced",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"seed of another world (default: the committed one's, {DEFAULT_PARAMETERS.seed})",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write to a temporary folder and report files that differ from --out (exit 1 if any)",
+    )
+
+
+def _differences(expected: Path, actual: Path) -> list[str]:
+    """Relative paths missing on either side or with different bytes."""
+
+    def listing(root: Path) -> set[str]:
+        return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+    want, have = listing(expected), listing(actual)
+    out = sorted(want ^ have)
+    out += sorted(
+        rel for rel in want & have if not filecmp.cmp(expected / rel, actual / rel, shallow=False)
+    )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    params = DEFAULT_PARAMETERS
+    if args.seed is not None:
+        params = dataclasses.replace(params, seed=args.seed)
+    world = simulate_world(params)
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp:
+            write_world(world, Path(tmp))
+            diff = _differences(Path(tmp), args.out)
+        for rel in diff:
+            print(f"differs: {args.out / rel}", file=sys.stderr)
+        if diff:
+            print("regenerate with: recenter simulate --out " + str(args.out), file=sys.stderr)
+            return 1
+        print(f"{args.out}: up to date ({len(world.files) + 1} files)")
+        return 0
+    written = write_world(world, args.out)
+    print(f"wrote {len(written)} files to {args.out} (SIMULATED data; see its README.md)")
+    return 0
