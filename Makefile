@@ -11,7 +11,7 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra
 # A portable llama-cpp-python wheel shipped beside the repository (saves a ~6 min source build).
 LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-*.whl))
 
-.PHONY: paper test install install-tex install-test lint clean
+.PHONY: paper test install install-tex install-test lint clean bench
 
 paper: install
 	snakemake --cores $(CORES)
@@ -33,6 +33,9 @@ install: install-tex
 install-test: install-tex
 	$(if $(LLAMA_WHEEL),$(PYTHON) -m pip install -q "$(LLAMA_WHEEL)[server]",)
 	$(PYTHON) -m pip install -q -e ".[test,local-llm,cluster]"
+
+bench: install
+	$(PYTHON) benchmarks/run.py
 
 lint:
 	ruff check . && ruff format --check . && snakemake --lint

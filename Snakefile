@@ -38,4 +38,5 @@ rule all:
     """The paper, compiled: every number, table and figure in it regenerated."""
     input:
         "paper/build/paper.pdf",
+        f"{RESULTS}/config.yaml",
     default_target: True

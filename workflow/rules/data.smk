@@ -1,6 +1,8 @@
 # Rules of data (see docs/architecture.md): the configured dataset's raw files -> the validated
 # canonical tables that every other rule reads. docs/data.md documents tables and file kinds.
 
+import os
+
 from analysis.data import resolve_root
 from analysis.data.layout import raw_files
 from analysis.data.schemas import TABLE_NAMES
@@ -13,7 +15,7 @@ rule canonical_tables:
     """Raw files read by the dataset's adapter into validated canonical tables, skips reported."""
     input:
         # The adapter finds files by pattern; declaring them makes any change rerun the rule.
-        raw=raw_files(DATA_ROOT),
+        raw=[os.path.relpath(f, workflow.basedir) for f in raw_files(DATA_ROOT)],
     output:
         **{name: f"{RESULTS}/tables/{name}.parquet" for name in TABLE_NAMES},
         skipped=f"{RESULTS}/tables/skipped_records.json",
