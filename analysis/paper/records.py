@@ -110,6 +110,21 @@ def write_records(
     ``calls`` maps call-store shard paths to the number of calls that fed these numbers.
     The output is byte-stable: sorted keys, fixed float repr, no timestamps.
     """
+    out = attach_provenance(records, rule=rule, inputs=inputs, config=config, calls=calls)
+    dump_json(out, path)
+    return out
+
+
+def attach_provenance(
+    records: Iterable[Record],
+    *,
+    rule: str,
+    inputs: Iterable[Path | str],
+    config: Mapping[str, Any] | None = None,
+    calls: Mapping[str, int] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``key -> record`` with provenance, not yet written: for a rule whose records have
+    different inputs each (merge the dicts, then :func:`dump_json` once)."""
     config = dict(config or {})
     provenance = {
         "rule": rule,
@@ -127,7 +142,6 @@ def write_records(
         body["display"] = rec.display()
         body.update(provenance)
         out[rec.key] = body
-    dump_json(out, path)
     return out
 
 
@@ -140,9 +154,12 @@ def dump_json(obj: Any, path: Path | str) -> None:
 
 
 def merge_record_files(paths: Iterable[Path | str]) -> dict[str, dict[str, Any]]:
-    """Merge per-rule record files; a key claimed by two rules is an error naming both."""
+    """Merge per-rule record files; a key claimed by two rules is an error naming both.
+
+    A file listed twice is read once (rule files may register the same path).
+    """
     merged: dict[str, dict[str, Any]] = {}
-    for p in sorted(str(p) for p in paths):
+    for p in sorted({str(p) for p in paths}):
         data = json.loads(Path(p).read_text(encoding="utf-8"))
         for key, rec in data.items():
             if key in merged:
@@ -151,3 +168,28 @@ def merge_record_files(paths: Iterable[Path | str]) -> dict[str, dict[str, Any]]
                 )
             merged[key] = rec
     return dict(sorted(merged.items()))
+
+
+def load_numbers(path: Path | str) -> dict[str, dict[str, Any]]:
+    """Read a merged ``numbers.json`` (key -> record); a missing file says which rule makes it."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecordError(
+            f"{path} does not exist; it is written by rule `numbers` "
+            "(run: snakemake --cores 1 <that path>)"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise RecordError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from err
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: must hold one JSON object key -> record")
+    for key, rec in data.items():
+        if not isinstance(rec, dict) or "value" not in rec:
+            raise RecordError(f"{path}: record {key!r} has no field 'value'")
+    return data
+
+
+def short_sha(sha256: str, n: int = 10) -> str:
+    """The first ``n`` hex digits of a sha256: enough to compare by eye in the appendix."""
+    return str(sha256)[:n]

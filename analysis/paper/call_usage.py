@@ -1,0 +1,120 @@
+"""Usage and cost of the model calls behind the paper, per stage and model, as records.
+
+The call layer (``analysis.llm``) sums calls, tokens and cost per (stage, model) from the
+committed call store. This module turns that summary into records
+(``calls.<stage>.<model>.calls`` / ``.keys`` / ``.prompt_tokens`` / ``.completion_tokens`` /
+``.cost_usd``) so the appendix table links each cell to the shards it was counted from.
+If the call layer is not installed or the store is empty, the result says why and the
+paper prints that sentence instead of a table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.paper.records import Record, repo_relative
+
+log = logging.getLogger(__name__)
+
+CODE = "analysis.paper.call_usage:usage_records"
+#: where the call layer's summary may live, first match wins
+SUMMARY_MODULES = ("analysis.llm.calls", "analysis.llm.store")
+#: usage column -> (record suffix, format, method text)
+METRICS = {
+    "calls": ("calls", ",d", "stored call records (each one was made and paid for once)"),
+    "keys": ("keys", ",d", "distinct calls (what replay serves)"),
+    "prompt_tokens": ("prompt_tokens", ",d", "prompt tokens reported by the endpoint"),
+    "completion_tokens": ("completion_tokens", ",d", "completion tokens reported"),
+    "cost_usd": ("cost_usd", ",.2f", "cost in USD at the configured price per token"),
+}
+SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+@dataclass
+class Usage:
+    """The records, the shards behind each (stage, model), and a note when there are none."""
+
+    records: list[Record] = field(default_factory=list)
+    shards: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    note: str = ""
+
+
+def store_shards(store: Path | str) -> list[Path]:
+    """Every shard file of the store (``<store>/<stage>/<model>/<shard>.jsonl[.gz]``), sorted."""
+    root = Path(store)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob("*/*/*") if p.is_file() and p.name.endswith(SHARD_SUFFIXES))
+
+
+def _summary_function() -> Any | None:
+    for name in SUMMARY_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        fn = getattr(module, "usage_summary", None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def _rows(summary: Any) -> list[dict[str, Any]]:
+    if hasattr(summary, "to_dict"):
+        return list(summary.to_dict(orient="records"))
+    return [dict(r) for r in summary]
+
+
+def usage_records(store: Path | str) -> Usage:
+    """Records of calls, tokens and cost per (stage, model) found in the call store."""
+    shards = store_shards(store)
+    if not shards:
+        return Usage(note=f"No model calls: the call store {repo_relative(store)} is empty.")
+    summarize = _summary_function()
+    if summarize is None:
+        return Usage(
+            note="No call-usage table: the call layer (analysis.llm usage_summary) is not "
+            "available in this installation."
+        )
+    by_ident: dict[tuple[str, str], list[str]] = {}
+    for p in shards:
+        by_ident.setdefault((p.parent.parent.name, p.parent.name), []).append(repo_relative(p))
+    usage = Usage(shards=by_ident)
+    for row in _rows(summarize(Path(store))):
+        stage, model = str(row["stage"]), str(row["model"])
+        for column, (suffix, fmt, method) in METRICS.items():
+            if column not in row or row[column] is None:
+                continue
+            value = row[column]
+            value = float(value) if column == "cost_usd" else int(value)
+            usage.records.append(
+                Record(
+                    key=f"calls.{stage}.{model}.{suffix}",
+                    value=value,
+                    fmt=fmt,
+                    method=f"{method}; stage {stage}, model {model}",
+                    code=CODE,
+                    extra={"stage": stage, "model": model},
+                )
+            )
+    if not usage.records:
+        usage.note = "No model calls are in the call store for this build."
+    return usage
+
+
+def shard_counts(paths: Iterable[str], root: Path | None = None) -> dict[str, int]:
+    """``{shard: number of complete lines}``: the call counts a provenance row shows."""
+    import gzip
+
+    out = {}
+    for rel in paths:
+        p = Path(rel) if root is None else root / rel
+        opener = gzip.open if p.name.endswith(".gz") else open
+        with opener(p, "rb") as fh:
+            out[rel] = sum(1 for line in fh if line.strip().endswith(b"}"))
+    return out

@@ -1,0 +1,469 @@
+"""The paper's qualitative claims, declared as conditions on record keys and checked at build time.
+
+``paper/claims.yaml`` lists each claim once, with the sentence it licenses and a *structured*
+condition (no expression strings, nothing is ``eval``-ed). A condition is either a leaf::
+
+    key: stage2.final.over_selection.*   # one key, or a glob (``*``: one or more characters)
+    field: value                         # value | ci_low | ci_high | n | extra.<name>
+    exclude: ["*smollm2*"]               # globs of keys to leave out (e.g. a near-random model)
+    aggregate: mean                      # all | any | mean | min | max | median of the matches
+    op: ">"                              # < <= > >= == != between
+    value: 1.5                           # a number, or [low, high] for between
+    # or instead of value: other: <key or glob>, other_field: ...; with a glob on both sides
+    # each match of `key` is compared with the `other` key that has the same wildcard part
+
+or a combination ``{all: [conditions]}``, ``{any: [conditions]}``, ``{not: condition}``.
+
+Verdicts are three-valued: *supported*, *not supported*, or *not testable* when a key the
+condition needs is absent from the dataset (a dataset without stage-3 human ratings cannot
+test a stage-3 claim). ``all``/``any``/``not`` follow Kleene's logic, so one untestable branch
+does not hide a refuted one. In ``stop`` mode a claim the data do not support stops the build
+with a message naming the claim, its keys and their values; ``report`` mode only reports it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import operator
+import re
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analysis.paper.latex import breakable, escape_latex, texttt
+
+SUPPORTED = "supported"
+REFUTED = "not supported"
+UNTESTABLE = "not testable"
+
+CLAIM_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+AGGREGATES: dict[str, Callable[[list[float]], float] | None] = {
+    "all": None,
+    "any": None,
+    "mean": statistics.fmean,
+    "min": min,
+    "max": max,
+    "median": statistics.median,
+}
+LEAF_FIELDS = {"key", "field", "exclude", "aggregate", "op", "value", "other", "other_field"}
+MODES = ("stop", "report")
+
+
+class ClaimError(ValueError):
+    """``claims.yaml`` is malformed; the message names file, claim and field."""
+
+
+class ClaimNotSupported(RuntimeError):
+    """At least one claim is contradicted by the data (``stop`` mode)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One declared claim: its id (``\\Claim{id}{...}`` in the text), sentence, condition."""
+
+    id: str
+    statement: str
+    condition: Mapping[str, Any]
+
+
+@dataclass
+class Outcome:
+    """The verdict of a (sub)condition and the evidence: what was compared, which keys it used."""
+
+    verdict: str
+    evidence: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: Claim
+    outcome: Outcome
+
+    @property
+    def verdict(self) -> str:
+        return self.outcome.verdict
+
+
+# ---------------------------------------------------------------- loading and validation
+
+
+def load_claims(path: Path | str) -> list[Claim]:
+    """Read and validate ``claims.yaml``; every error names the file, the claim and the field."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ClaimError(f"{path}: not valid YAML ({err})") from err
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        raise ClaimError(f"{path}: expected a mapping with a list under 'claims'")
+    claims: list[Claim] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(data["claims"], start=1):
+        where = f"{path}: claim #{i}"
+        if not isinstance(entry, dict):
+            raise ClaimError(f"{where}: must be a mapping")
+        unknown = set(entry) - {"id", "statement", "condition"}
+        if unknown:
+            raise ClaimError(f"{where}: unknown field(s) {sorted(unknown)}")
+        cid = entry.get("id")
+        if not isinstance(cid, str) or not CLAIM_ID.match(cid):
+            raise ClaimError(f"{where}: field 'id' must match {CLAIM_ID.pattern}, got {cid!r}")
+        where = f"{path}: claim '{cid}'"
+        if cid in seen:
+            raise ClaimError(f"{where}: duplicate id")
+        seen.add(cid)
+        if not isinstance(entry.get("statement"), str) or not entry["statement"].strip():
+            raise ClaimError(f"{where}: field 'statement' must be a non-empty string")
+        if "condition" not in entry:
+            raise ClaimError(f"{where}: field 'condition' is missing")
+        validate_condition(entry["condition"], f"{where}, condition")
+        claims.append(Claim(cid, " ".join(entry["statement"].split()), entry["condition"]))
+    return claims
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def validate_condition(cond: Any, where: str) -> None:
+    """Check the structure of one condition tree (raises :class:`ClaimError`)."""
+    if not isinstance(cond, dict):
+        raise ClaimError(f"{where}: a condition must be a mapping")
+    combinators = {"all", "any", "not"} & set(cond)
+    if combinators:
+        if len(cond) != 1:
+            raise ClaimError(f"{where}: '{sorted(combinators)[0]}' must be the only field")
+        ((name, body),) = cond.items()
+        if name == "not":
+            validate_condition(body, f"{where}.not")
+            return
+        if not isinstance(body, list) or not body:
+            raise ClaimError(f"{where}.{name}: must be a non-empty list of conditions")
+        for j, sub in enumerate(body, start=1):
+            validate_condition(sub, f"{where}.{name}[{j}]")
+        return
+    unknown = set(cond) - LEAF_FIELDS
+    if unknown:
+        raise ClaimError(f"{where}: unknown field(s) {sorted(unknown)}")
+    if not isinstance(cond.get("key"), str) or not cond["key"]:
+        raise ClaimError(f"{where}: field 'key' must be a record key or glob")
+    op = cond.get("op")
+    if op not in OPS and op != "between":
+        raise ClaimError(f"{where}: field 'op' must be one of {[*OPS, 'between']}, got {op!r}")
+    has_value, has_other = "value" in cond, "other" in cond
+    if has_value == has_other:
+        raise ClaimError(f"{where}: give exactly one of 'value' and 'other'")
+    if op == "between":
+        v = cond.get("value")
+        if not (isinstance(v, list) and len(v) == 2 and all(map(_is_number, v)) and v[0] <= v[1]):
+            raise ClaimError(f"{where}: 'between' needs value: [low, high] with low <= high")
+    elif has_value and not _is_number(cond["value"]):
+        raise ClaimError(f"{where}: field 'value' must be a number, got {cond['value']!r}")
+    if has_other and not isinstance(cond["other"], str):
+        raise ClaimError(f"{where}: field 'other' must be a record key or glob")
+    agg = cond.get("aggregate", "all")
+    if agg not in AGGREGATES:
+        raise ClaimError(f"{where}: field 'aggregate' must be one of {list(AGGREGATES)}")
+    for name in ("field", "other_field"):
+        if name in cond and not _valid_field(cond[name]):
+            raise ClaimError(
+                f"{where}: field '{name}' must be value, ci_low, ci_high, n or extra.<name>"
+            )
+    excl = cond.get("exclude", [])
+    if not isinstance(excl, list) or not all(isinstance(e, str) for e in excl):
+        raise ClaimError(f"{where}: field 'exclude' must be a list of globs")
+
+
+def _valid_field(name: Any) -> bool:
+    return isinstance(name, str) and (
+        name in {"value", "ci_low", "ci_high", "n"} or re.match(r"^extra\.\w+$", name) is not None
+    )
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    parts = [re.escape(p) for p in pattern.split("*")]
+    return re.compile("^" + "(.+?)".join(parts) + "$")
+
+
+def _matches(pattern: str, keys: Sequence[str], exclude: Sequence[str]) -> list[tuple[str, str]]:
+    """``(key, wildcard part)`` for each key the glob matches and no exclude glob does."""
+    if "*" not in pattern:
+        return [(pattern, "")] if pattern in keys else []
+    rx = _glob_regex(pattern)
+    out = []
+    for key in keys:
+        m = rx.match(key)
+        if m and not any(fnmatch.fnmatchcase(key, e) for e in exclude):
+            out.append((key, "|".join(m.groups())))
+    return out
+
+
+def _field(record: Mapping[str, Any], name: str) -> float | None:
+    if name.startswith("extra."):
+        value = (record.get("extra") or {}).get(name.split(".", 1)[1])
+    else:
+        value = record.get(name)
+    return float(value) if _is_number(value) else None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _compare(op: str, lhs: float, rhs: Any) -> bool:
+    if op == "between":
+        return rhs[0] <= lhs <= rhs[1]
+    return OPS[op](lhs, rhs)
+
+
+def _rhs_text(op: str, rhs: Any) -> str:
+    if op == "between":
+        return f"in [{_fmt(rhs[0])}, {_fmt(rhs[1])}]"
+    return f"{op} {_fmt(rhs)}"
+
+
+def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> Outcome:
+    keys = sorted(numbers)
+    fld = cond.get("field", "value")
+    exclude = cond.get("exclude", [])
+    agg = cond.get("aggregate", "all")
+    op = cond["op"]
+    matches = _matches(cond["key"], keys, exclude)
+    if not matches:
+        return Outcome(UNTESTABLE, [f"no record matches {cond['key']}"], [])
+    lhs: list[tuple[str, float]] = []
+    for key, _ in matches:
+        value = _field(numbers[key], fld)
+        if value is None:
+            return Outcome(UNTESTABLE, [f"{key} has no numeric field '{fld}'"], [key])
+        lhs.append((key, value))
+    used = [k for k, _ in lhs]
+    label = cond["key"] if fld == "value" else f"{cond['key']} [{fld}]"
+
+    # the right-hand side: a constant, or the matching `other` record(s)
+    if "value" in cond:
+        pairs = [(k, v, cond["value"], _rhs_text(op, cond["value"])) for k, v in lhs]
+    else:
+        ofld = cond.get("other_field", "value")
+        other = cond["other"]
+        pairs = []
+        wild = dict(matches)
+        for key, value in lhs:
+            okey = other
+            if "*" in other:
+                pieces = wild[key].split("|")
+                okey = "".join(
+                    seg + (pieces[i] if i < len(pieces) else "")
+                    for i, seg in enumerate(other.split("*"))
+                )
+            if okey not in numbers:
+                return Outcome(UNTESTABLE, [f"{okey} (compared with {key}) is absent"], used)
+            ovalue = _field(numbers[okey], ofld)
+            if ovalue is None:
+                return Outcome(UNTESTABLE, [f"{okey} has no numeric field '{ofld}'"], used)
+            used.append(okey)
+            pairs.append((key, value, ovalue, f"{op} {okey} = {_fmt(ovalue)}"))
+
+    fn = AGGREGATES[agg]
+    if fn is not None:
+        if "other" in cond:
+            agg_lhs = fn([v for _, v, _, _ in pairs])
+            agg_rhs = fn([r for _, _, r, _ in pairs])
+            rhs_text = f"{op} {agg}({cond['other']}) = {_fmt(agg_rhs)}"
+        else:
+            agg_lhs, agg_rhs, rhs_text = fn([v for _, v, _, _ in pairs]), cond["value"], None
+            rhs_text = _rhs_text(op, agg_rhs)
+        ok = _compare(op, agg_lhs, agg_rhs)
+        listed = ", ".join(f"{k} = {_fmt(v)}" for k, v, _, _ in pairs)
+        evidence = [f"{agg}({label}) = {_fmt(agg_lhs)} {rhs_text} [{listed}]"]
+        return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
+
+    results = [(_compare(op, v, r), f"{k} = {_fmt(v)} {t}") for k, v, r, t in pairs]
+    ok = all(r for r, _ in results) if agg == "all" else any(r for r, _ in results)
+    evidence = [("holds: " if r else "fails: ") + text for r, text in results]
+    return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
+
+
+def evaluate(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> Outcome:
+    """Evaluate one condition tree against ``numbers`` (key -> record)."""
+    if "not" in cond:
+        inner = evaluate(cond["not"], numbers)
+        flip = {SUPPORTED: REFUTED, REFUTED: SUPPORTED, UNTESTABLE: UNTESTABLE}
+        return Outcome(flip[inner.verdict], [f"not ({e})" for e in inner.evidence], inner.keys)
+    if "all" in cond or "any" in cond:
+        kind = "all" if "all" in cond else "any"
+        parts = [evaluate(sub, numbers) for sub in cond[kind]]
+        verdicts = {p.verdict for p in parts}
+        decisive, other = (REFUTED, SUPPORTED) if kind == "all" else (SUPPORTED, REFUTED)
+        if decisive in verdicts:
+            verdict = decisive
+        elif UNTESTABLE in verdicts:
+            verdict = UNTESTABLE
+        else:
+            verdict = other
+        evidence = [e for p in parts for e in p.evidence]
+        keys = sorted({k for p in parts for k in p.keys})
+        return Outcome(verdict, evidence, keys)
+    return _leaf(cond, numbers)
+
+
+def evaluate_claims(
+    claims: Sequence[Claim], numbers: Mapping[str, Mapping[str, Any]]
+) -> list[ClaimResult]:
+    """Every claim's verdict, in the order they are declared."""
+    return [ClaimResult(c, evaluate(c.condition, numbers)) for c in claims]
+
+
+def resolve_mode(cfg: Mapping[str, Any]) -> str:
+    """``stop`` or ``report`` (``paper.claims_mode``; ``run.report_only_claims`` forces report)."""
+    mode = cfg.get("paper.claims_mode", "stop")
+    if mode not in MODES:
+        raise ClaimError(f"paper.claims_mode must be one of {MODES}, got {mode!r}")
+    if cfg.get("run.report_only_claims"):
+        mode = "report"
+    return mode
+
+
+def failure_message(results: Sequence[ClaimResult]) -> str:
+    """The message of a stopped build: each failing claim with its keys and values."""
+    lines = []
+    for r in results:
+        if r.verdict == REFUTED:
+            lines.append(f"claim '{r.claim.id}' is not supported by the data: {r.claim.statement}")
+            lines.append(f"  keys: {', '.join(r.outcome.keys)}")
+            lines.extend(f"  {e}" for e in r.outcome.evidence)
+    return "\n".join(lines)
+
+
+def check(results: Sequence[ClaimResult], mode: str) -> None:
+    """Raise :class:`ClaimNotSupported` in ``stop`` mode when any claim is refuted."""
+    if mode == "stop" and any(r.verdict == REFUTED for r in results):
+        raise ClaimNotSupported(
+            failure_message(results)
+            + "\nTo explore a dataset without stopping, set paper.claims_mode=report "
+            '(snakemake --config overrides="paper.claims_mode=report").'
+        )
+
+
+def results_json(results: Sequence[ClaimResult], mode: str) -> dict[str, Any]:
+    """The verdicts as plain data (written next to numbers.json)."""
+    return {
+        "mode": mode,
+        "claims": {
+            r.claim.id: {
+                "statement": r.claim.statement,
+                "verdict": r.verdict,
+                "keys": r.outcome.keys,
+                "evidence": r.outcome.evidence,
+                "condition": r.claim.condition,
+            }
+            for r in results
+        },
+    }
+
+
+# ---------------------------------------------------------------- LaTeX
+
+_VERDICT_WORD = {SUPPORTED: "supported", REFUTED: "refuted", UNTESTABLE: "untestable"}
+
+VERDICT_PREAMBLE = r"""% \Claim{id}{sentence}: the sentence, marked as checked and linked.
+\providecommand\hyperlink[2]{#2}
+\DeclareRobustCommand\Claim[2]{\ifcsname rc@claim@#1\endcsname
+  \expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@supported
+    #2\textsuperscript{\hyperlink{claim:#1}{\S}}%
+  \else\expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@refuted
+    [\textbf{\hyperlink{claim:#1}{Not supported by this dataset}}: #2]%
+  \else
+    [\emph{\hyperlink{claim:#1}{Not testable on this dataset}}: #2]%
+  \fi\fi
+  \else\PackageError{recenter}{Unknown claim `\detokenize{#1}'}{Declare it in
+  paper/claims.yaml.}\fi}
+\def\rc@claim@supported{supported}
+\def\rc@claim@refuted{refuted}
+"""
+
+
+def render_verdicts_tex(results: Sequence[ClaimResult]) -> str:
+    """``claim_verdicts.tex``: one verdict macro per claim plus ``\\Claim``."""
+    lines = [
+        "% Generated by rule `claims` from paper/claims.yaml. Do not edit.",
+        r"\makeatletter",
+        VERDICT_PREAMBLE.rstrip(),
+    ]
+    for r in results:
+        word = _VERDICT_WORD[r.verdict]
+        lines.append(f"\\expandafter\\def\\csname rc@claim@{r.claim.id}\\endcsname{{{word}}}")
+    lines.append(r"\makeatother")
+    return "\n".join(lines) + "\n"
+
+
+def _condition_text(cond: Mapping[str, Any]) -> str:
+    if "not" in cond:
+        return r"not (" + _condition_text(cond["not"]) + ")"
+    for kind in ("all", "any"):
+        if kind in cond:
+            joiner = r" \textbf{and} " if kind == "all" else r" \textbf{or} "
+            return "(" + joiner.join(_condition_text(c) for c in cond[kind]) + ")"
+    fld = cond.get("field", "value")
+    lhs = texttt(cond["key"]) + ("" if fld == "value" else f" [{escape_latex(fld)}]")
+    agg = cond.get("aggregate", "all")
+    if "*" in cond["key"]:
+        lhs = f"{escape_latex(agg)} of {lhs}"
+    if cond.get("exclude"):
+        lhs += " (excluding " + ", ".join(texttt(e) for e in cond["exclude"]) + ")"
+    if "value" in cond:
+        rhs = escape_latex(_rhs_text(cond["op"], cond["value"]))
+    else:
+        rhs = escape_latex(cond["op"]) + " " + texttt(cond["other"])
+    return f"{lhs} {rhs}"
+
+
+def render_claims_tex(results: Sequence[ClaimResult], mode: str) -> str:
+    """The appendix table: every claim, its condition, the values it was judged on, verdict."""
+    lines = [
+        "% Generated by rule `claims` from paper/claims.yaml. Do not edit.",
+        r"\begingroup\footnotesize",
+        r"\begin{longtable}{@{}p{0.2\linewidth}p{0.52\linewidth}p{0.2\linewidth}@{}}",
+        r"\toprule",
+        r"Claim & Condition and values on this dataset & Verdict \\",
+        r"\midrule\endhead",
+        r"\bottomrule\endfoot",
+    ]
+    for r in results:
+        verdict = {
+            SUPPORTED: "supported",
+            REFUTED: r"\textbf{not supported}",
+            UNTESTABLE: r"\emph{not testable on this dataset}",
+        }[r.verdict]
+        values = "".join(r"\newline\quad " + breakable(e) for e in r.outcome.evidence)
+        used = ", ".join(f"\\rc{{{k}}}" for k in r.outcome.keys if "*" not in k)
+        keys_line = rf"\newline values: {used}" if used and r.verdict != UNTESTABLE else ""
+        lines.append(
+            rf"\raisebox{{1.5ex}}{{\hypertarget{{claim:{r.claim.id}}}{{}}}}"
+            rf"{texttt(r.claim.id)}\newline {escape_latex(r.claim.statement)} & "
+            rf"{_condition_text(r.claim.condition)}{keys_line}{values} & {verdict} \\"
+        )
+        lines.append(r"\midrule")
+    if results:
+        lines.pop()
+    lines += [r"\end{longtable}", r"\endgroup"]
+    lines.append(f"% claims mode: {mode}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,447 @@
+r"""The paper's tables, generated from the records: no cell is typed by hand.
+
+A table is declared, not written: which keys make its rows (a regular expression with a
+named group ``row``, and optionally ``group`` for sections such as the stage-2 round) and
+which key template fills each column. Cells are ``\rcci{key}`` or ``\rc{key}``, so every cell
+links to its row in the provenance appendix; a missing record is a dash. Rows appear for
+whatever raters, models or judges a dataset has, so the same declarations serve the bundled
+world and the authors' real exports. A table with no rows prints one sentence saying so.
+
+Each generated file holds only the ``tabular`` (booktabs) and its notes; the caption, label and
+placement belong to the paper text, which ``\input``s it inside a ``table`` environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from analysis.paper.latex import escape_latex, escape_number, format_number
+from analysis.paper.macros import ci_level_of
+
+Numbers = Mapping[str, Mapping[str, Any]]
+
+#: rows that read best first, in this order; everything else follows alphabetically
+LEADING_ROWS = (
+    "human_majority",
+    "human",
+    "humans",
+    "kappa.human_human",
+    "kappa.model_model",
+    "kappa.human_model",
+    "ceiling.kappa_human_vs_rest",
+    "human_vs_rest",
+    "mean_model",
+)
+#: a marker for the near-random real model, explained under every table where it appears
+SMALL_MODEL = "smollm2"
+SMALL_MODEL_NOTE = (
+    r"$^\dagger$\,SmolLM2-135M is a real but near-random small model, run locally to exercise "
+    r"the model-call path end to end; its numbers say nothing about annotation quality."
+)
+#: field names under ``extra`` that hold a multiplicity-adjusted p value, in order of preference
+ADJUSTED_P_FIELDS = ("p_adjusted", "p_holm", "p_adj", "p_value_adjusted", "p_fdr_bh")
+
+
+def row_label(row: str) -> str:
+    """A readable row label: known group names in words, ids escaped, the small model marked."""
+    words = {
+        "human_majority": "human majority",
+        "human": "people (mean of raters)",
+        "kappa.human_human": "human--human",
+        "kappa.model_model": "model--model",
+        "kappa.human_model": "human--model",
+        "ceiling.kappa_human_vs_rest": "human ceiling",
+        "human_vs_rest": "human ceiling",
+        "mean_model": "mean over models",
+    }
+    if row in words:
+        return words[row]
+    label = escape_latex(row)
+    if SMALL_MODEL in row:
+        label += r"$^\dagger$"
+    return label
+
+
+def _row_order(row: str) -> tuple[int, str]:
+    return (LEADING_ROWS.index(row) if row in LEADING_ROWS else len(LEADING_ROWS), row)
+
+
+def has_ci(record: Mapping[str, Any]) -> bool:
+    return record.get("ci_low") is not None and record.get("ci_high") is not None
+
+
+def value_cell(numbers: Numbers, key: str, with_ci: bool = True) -> str:
+    """``\\rcint{key}`` (value [CI]) or ``\\rc{key}`` when the record exists, else a dash."""
+    if key not in numbers:
+        return "--"
+    return f"\\rcint{{{key}}}" if with_ci and has_ci(numbers[key]) else f"\\rc{{{key}}}"
+
+
+def ci_note(numbers: Numbers, keys: Sequence[str]) -> str | None:
+    """The sentence under a table that says what its brackets are (levels from the records)."""
+    levels = sorted({ci_level_of(numbers[k]) for k in keys if k in numbers and has_ci(numbers[k])})
+    if not levels:
+        return None
+    text = " or ".join(format_number(level, ".0%") for level in levels)
+    return f"Brackets: {escape_latex(text)} confidence intervals (methods in the appendix)."
+
+
+def extra_cell(numbers: Numbers, key: str, names: Sequence[str], fmt: str) -> str:
+    """A number stored under ``extra`` of a record (first of ``names``), linked to its row."""
+    rec = numbers.get(key)
+    if rec is None:
+        return "--"
+    extra = rec.get("extra") or {}
+    for name in names:
+        x = extra.get(name)
+        if isinstance(x, int | float) and not isinstance(x, bool):
+            text = format_number(x, fmt)
+            return f"\\hyperlink{{rec:{key}}}{{{escape_number(text)}}}"
+    return "--"
+
+
+def adjusted_p_cell(numbers: Numbers, key: str) -> str:
+    """The multiplicity-adjusted p value stored with a test's record."""
+    rec = numbers.get(key) or {}
+    extra = rec.get("extra") or {}
+    p = next((extra[n] for n in ADJUSTED_P_FIELDS if _is_num(extra.get(n))), None)
+    if p is not None and p < 0.001:
+        return f"\\hyperlink{{rec:{key}}}{{\\ensuremath{{<}}0.001}}"
+    return extra_cell(numbers, key, ADJUSTED_P_FIELDS, ".3f")
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its header and the key template (``{row}``, ``{group}``) of its cells."""
+
+    header: str
+    template: str
+    ci: bool = True
+    cell: Callable[[Numbers, str], str] | None = None  # custom cell (e.g. an adjusted p)
+    alt: Mapping[str, str] = field(default_factory=dict)  # row -> template for special rows
+
+    def key(self, row: str, group: str) -> str:
+        return self.alt.get(row, self.template).format(row=row, group=group)
+
+
+@dataclass(frozen=True)
+class RowTable:
+    """A table whose rows are discovered from the keys (see the module docstring)."""
+
+    name: str
+    row_header: str
+    row_pattern: str
+    columns: tuple[Column, ...]
+    group_label: Callable[[str], str] = lambda g: escape_latex(g)
+    empty: str = "No records for this table in this dataset."
+    notes: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)  # row -> label in this table
+
+    def rows(self, numbers: Numbers) -> dict[str, list[str]]:
+        """``group -> rows`` found in ``numbers`` (group ``""`` without sections).
+
+        The row is the first matched group whose name starts with ``row`` (a pattern may
+        offer alternatives: ``(?P<row>...)|(?P<row_ceiling>...)``).
+        """
+        rx = re.compile(self.row_pattern)
+        found: dict[str, set[str]] = {}
+        for key in numbers:
+            m = rx.match(key)
+            if m:
+                groups = m.groupdict()
+                row = next(v for k, v in groups.items() if k.startswith("row") and v)
+                found.setdefault(groups.get("group") or "", set()).add(row)
+        return {g: sorted(found[g], key=_row_order) for g in sorted(found)}
+
+    def render(self, numbers: Numbers) -> str:
+        groups = self.rows(numbers)
+        if not groups:
+            return f"\\emph{{{escape_latex(self.empty)}}}\n"
+        ncol = 1 + len(self.columns)
+        size = r"\scriptsize\setlength\tabcolsep{4pt}" if ncol > 4 else r"\footnotesize"
+        lines = [
+            r"\begingroup" + size,
+            r"\begin{tabular}{@{}l" + "r" * len(self.columns) + "@{}}",
+            r"\toprule",
+            " & ".join([self.row_header, *(c.header for c in self.columns)]) + r" \\",
+            r"\midrule",
+        ]
+        any_small = False
+        shown: list[str] = []
+        for g_index, (group, rows) in enumerate(groups.items()):
+            if group:
+                if g_index:
+                    lines.append(r"\addlinespace")
+                lines.append(f"\\multicolumn{{{ncol}}}{{@{{}}l}}{{{self.group_label(group)}}} \\\\")
+            for row in rows:
+                any_small |= SMALL_MODEL in row
+                cells = [self.labels.get(row) or row_label(row)]
+                for col in self.columns:
+                    key = col.key(row, group)
+                    if col.cell is not None:
+                        cells.append(col.cell(numbers, key))
+                    else:
+                        cells.append(value_cell(numbers, key, col.ci))
+                        shown += [key] if col.ci else []
+                lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        notes = [n for n in (ci_note(numbers, shown),) if n] + list(self.notes)
+        notes += [SMALL_MODEL_NOTE] if any_small else []
+        for note in notes:
+            lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
+        lines.append(r"\endgroup")
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class KeyListTable:
+    """A table with one row per matching key: for families whose key names are open-ended."""
+
+    name: str
+    sections: tuple[tuple[str, str], ...]  # (section title, regex over keys)
+    labels: Mapping[str, str] = field(default_factory=dict)  # key -> readable label
+    empty: str = "No records for this table in this dataset."
+
+    def render(self, numbers: Numbers) -> str:
+        blocks = []
+        for title, pattern in self.sections:
+            rx = re.compile(pattern)
+            keys = sorted(k for k in numbers if rx.match(k))
+            if keys:
+                blocks.append((title, keys, rx))
+        if not blocks:
+            return f"\\emph{{{escape_latex(self.empty)}}}\n"
+        all_keys = [k for _, keys, _ in blocks for k in keys]
+        with_n = any(numbers[k].get("n") is not None for k in all_keys)
+        ncol = 3 if with_n else 2
+        lines = [
+            r"\begingroup\footnotesize",
+            r"\begin{tabular}{@{}l" + "r" * (ncol - 1) + "@{}}",
+            r"\toprule",
+            r"Quantity & Value" + (r" & $n$" if with_n else "") + r" \\",
+            r"\midrule",
+        ]
+        for i, (title, keys, rx) in enumerate(blocks):
+            if i:
+                lines.append(r"\addlinespace")
+            if title:
+                head = f"\\emph{{{escape_latex(title)}}}"
+                lines.append(f"\\multicolumn{{{ncol}}}{{@{{}}l}}{{{head}}} \\\\")
+            for key in keys:
+                m = rx.match(key)
+                rest = key[key.rfind(".", 0, m.end() if m else len(key)) + 1 :] or key
+                label = self.labels.get(key) or escape_latex(
+                    rest.replace(".", " / ").replace("_", " ")
+                )
+                if SMALL_MODEL in key:
+                    label += r"$^\dagger$"
+                n = f"\\rcn{{{key}}}" if numbers[key].get("n") is not None else "--"
+                cells = [label, value_cell(numbers, key)] + ([n] if with_n else [])
+                lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        notes = [n for n in (ci_note(numbers, all_keys),) if n]
+        notes += [SMALL_MODEL_NOTE] if any(SMALL_MODEL in k for k in all_keys) else []
+        for note in notes:
+            lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
+        lines.append(r"\endgroup")
+        return "\n".join(lines) + "\n"
+
+
+def _round_label(group: str) -> str:
+    return r"\emph{" + escape_latex(group.replace("_", " ")) + " round}"
+
+
+def _stage_label(group: str) -> str:
+    text = re.sub(r"^stage(\d)_?", r"stage \1: ", group).replace("_", " ").rstrip(": ")
+    return r"\emph{" + escape_latex(text) + "}"
+
+
+_S2_METRICS = "relevance_rate|over_selection|kappa_vs_majority|precision_vs_majority|"
+_S2_METRICS += "recall_vs_majority|f1_vs_majority"
+
+DATASET_LABELS = {
+    "data.n_users": "users",
+    "data.n_users.real": "users with real(-like) histories",
+    "data.n_users.synthetic": "synthetic-benchmark users",
+    "data.n_users.stage1": "users shown in stage 1",
+    "data.n_conversations": "conversations",
+    "data.n_conversations.real": "conversations of real(-like) users",
+    "data.n_prompts": "prompts",
+    "data.n_pairs.final": "(user, prompt) pairs, final round",
+    "data.n_responses": "responses",
+    "data.n_judgments.stage1": "stage 1, final round",
+    "data.n_judgments.stage2": "stage 2, final round",
+    "data.n_judgments.stage3": "stage 3, final round",
+    "data.n_judgments.total": "all stages, final rounds",
+    "data.n_majority_labels.final": "published majority labels, stage 2 final round",
+    "data.n_model_votes.final": "model relevance votes, final round",
+    "data.n_model_ratings.stage3": "model-judge preference ratings",
+}
+
+_CEILING = "human_vs_rest"
+
+TABLES: dict[str, RowTable | KeyListTable] = {
+    t.name: t
+    for t in (
+        KeyListTable(
+            "dataset_sizes",
+            (
+                ("", r"^data\.n_(?:users|conversations|prompts|pairs|responses)"),
+                ("Attributes", r"^data\.n_attributes\."),
+                ("Stage-2 items", r"^data\.n_relevance_items\."),
+                ("Human judgments", r"^data\.n_judgments\."),
+                ("Model judgments and published labels", r"^data\.n_(?:model_|majority_)"),
+            ),
+            labels=DATASET_LABELS,
+        ),
+        RowTable(
+            "stage1_quality",
+            "Source",
+            r"^stage1\.acceptance_rate\.(?P<row>.+)$",
+            (Column("Accepted by people", "stage1.acceptance_rate.{row}"),),
+        ),
+        KeyListTable(
+            "stage1_agreement",
+            (
+                ("Agreement between people", r"^stage1\.(?:kappa|alpha|ceiling)\."),
+                ("Zero-shot model verifiers against people", r"^stage1\.verifier_agreement\."),
+            ),
+        ),
+        RowTable(
+            "stage2_agreement",
+            "Rater pairs",
+            r"^stage2\.(?P<group>[^.]+)\.(?P<row>kappa\.[^.]+|ceiling\.kappa_human_vs_rest)$",
+            (Column(r"Cohen's $\kappa$", "stage2.{group}.{row}"),),
+            group_label=_round_label,
+        ),
+        RowTable(
+            "stage2_models",
+            "Rater",
+            rf"^stage2\.(?P<group>[^.]+)\.(?:(?:{_S2_METRICS})\.(?P<row>.+)"
+            rf"|ceiling\.(?:kappa|f1)_(?P<row_ceiling>{_CEILING}))$",
+            (
+                Column("Relevant", "stage2.{group}.relevance_rate.{row}", ci=False),
+                Column("Over-selection", "stage2.{group}.over_selection.{row}"),
+                Column(
+                    r"$\kappa$ vs majority",
+                    "stage2.{group}.kappa_vs_majority.{row}",
+                    alt={_CEILING: "stage2.{group}.ceiling.kappa_human_vs_rest"},
+                ),
+                Column("Precision", "stage2.{group}.precision_vs_majority.{row}", ci=False),
+                Column("Recall", "stage2.{group}.recall_vs_majority.{row}", ci=False),
+                Column(
+                    "F1",
+                    "stage2.{group}.f1_vs_majority.{row}",
+                    alt={_CEILING: "stage2.{group}.ceiling.f1_human_vs_rest"},
+                ),
+            ),
+            group_label=_round_label,
+        ),
+        RowTable(
+            "stage3_generators",
+            "Generator",
+            r"^stage3\.(?:mean_rating|mention_rate)\.(?P<row>.+)$",
+            (
+                Column("Mean human rating", "stage3.mean_rating.{row}"),
+                Column("Mentions attributes", "stage3.mention_rate.{row}"),
+            ),
+            labels={"human": "all generators"},
+        ),
+        RowTable(
+            "stage3_judges",
+            "Rater",
+            r"^stage3\.(?:judge_mean_rating|judge_minus_human|judge_spearman_vs_human"
+            r"|mention_delta)\.(?P<row>.+)$|^stage3\.ceiling\.spearman_(?P<row_ceiling>human_vs_rest)$",
+            (
+                Column(
+                    "Mean rating",
+                    "stage3.judge_mean_rating.{row}",
+                    alt={"human": "stage3.mean_rating.human"},
+                ),
+                Column("Judge minus human", "stage3.judge_minus_human.{row}"),
+                Column("adjusted $p$", "stage3.judge_minus_human.{row}", cell=adjusted_p_cell),
+                Column(
+                    r"Spearman $\rho$ vs people",
+                    "stage3.judge_spearman_vs_human.{row}",
+                    alt={_CEILING: "stage3.ceiling.spearman_human_vs_rest"},
+                ),
+                Column("Mention effect", "stage3.mention_delta.{row}"),
+            ),
+            labels={"human": "people"},
+        ),
+        KeyListTable(
+            "interventions",
+            (
+                ("Stage-1 attribute verifier", r"^stage1\.verifier\."),
+                ("Stage-2 relevance classifier", r"^stage2\.classifier\."),
+                ("Stage-3 reward models", r"^stage3\.reward_model\."),
+                ("Stage-3 controls and checks", r"^stage3\.(?:controls|mentions)\."),
+            ),
+        ),
+        RowTable(
+            "call_usage",
+            "Stage / model",
+            r"^calls\.(?P<group>[^.]+)\.(?P<row>.+)\.calls$",
+            (
+                Column("Calls", "calls.{group}.{row}.calls", ci=False),
+                Column("Distinct", "calls.{group}.{row}.keys", ci=False),
+                Column("Prompt tokens", "calls.{group}.{row}.prompt_tokens", ci=False),
+                Column("Completion tokens", "calls.{group}.{row}.completion_tokens", ci=False),
+                Column("Cost (USD)", "calls.{group}.{row}.cost_usd", ci=False),
+            ),
+            group_label=_stage_label,
+            empty="No model calls are in the call store for this build.",
+        ),
+        RowTable(
+            "parse_failures",
+            "Model",
+            r"^parse_failures\.(?P<group>[^.]+)\.(?P<row>.+)$",
+            (
+                Column("Failures", "parse_failures.{group}.{row}", ci=False),
+                Column(
+                    "Calls",
+                    "parse_failures.{group}.{row}",
+                    cell=lambda n, k: extra_cell(n, k, ("n_calls",), ",d"),
+                ),
+                Column(
+                    "Failure rate",
+                    "parse_failures.{group}.{row}",
+                    cell=lambda n, k: extra_cell(n, k, ("failure_rate",), ".1%"),
+                ),
+            ),
+            group_label=_stage_label,
+            empty="No parse-failure counts were recorded for this dataset.",
+        ),
+    )
+}
+
+#: the generated files, known when the Snakefile is parsed
+TABLE_NAMES: tuple[str, ...] = tuple(TABLES)
+
+
+def render_tables(numbers: Numbers, usage_note: str = "") -> dict[str, str]:
+    """``name -> tex`` for every table; ``usage_note`` explains an empty call-usage table."""
+    out = {}
+    for name, table in TABLES.items():
+        tex = table.render(numbers)
+        if name == "call_usage" and usage_note and not table.rows(numbers):
+            tex = f"\\emph{{{escape_latex(usage_note)}}}\n"
+        out[name] = f"% Generated by rule `paper_tables` from numbers.json. Do not edit.\n{tex}"
+    return out
+
+
+def table_keys(numbers: Numbers) -> Sequence[str]:
+    """Every key some generated table prints (for tests and the report)."""
+    from analysis.paper.source_check import keys_used
+
+    keys: set[str] = set()
+    for tex in render_tables(numbers).values():
+        keys |= keys_used(tex)
+    return sorted(keys)

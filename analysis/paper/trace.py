@@ -1,0 +1,110 @@
+"""``recenter trace KEY``: print where one number of the paper comes from, as JSON.
+
+The chain is the record's own provenance: the value and CI, the method, the rule that wrote
+it, its input files with sha256 (paths relative to the repository), the config subtree the
+rule read, the code location (``module:function``) and the call-store shards with call
+counts. ``--check`` recomputes the sha256 of every input and says whether the record is
+still current; it exits non-zero when an input changed or is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from analysis import REPO_ROOT
+from analysis.paper.records import RecordError, load_numbers, sha256_file
+
+
+def default_dataset(root: Path = REPO_ROOT) -> str:
+    """The dataset the default config builds (``data.name``)."""
+    from analysis.workflow_config import compose_config
+
+    return str(compose_config(None, config_dir=root / "config")["data"]["name"])
+
+
+def numbers_path(dataset: str, root: Path = REPO_ROOT) -> Path:
+    return root / "results" / dataset / "numbers.json"
+
+
+def chain(key: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON document ``trace`` prints for one record."""
+    low, high = record.get("ci_low"), record.get("ci_high")
+    return {
+        "key": key,
+        "value": record.get("value"),
+        "display": record.get("display"),
+        "ci": [low, high] if low is not None and high is not None else None,
+        "n": record.get("n"),
+        "method": record.get("method"),
+        "rule": record.get("rule"),
+        "inputs": [{"path": i["path"], "sha256": i["sha256"]} for i in record.get("inputs") or []],
+        "config": record.get("config") or {},
+        "config_sha256": record.get("config_sha256"),
+        "code": record.get("code"),
+        "calls": record.get("calls") or {},
+    }
+
+
+def check_inputs(inputs: list[Mapping[str, str]], root: Path = REPO_ROOT) -> dict[str, Any]:
+    """Recompute the sha256 of every input: ``{current, changed, missing}``."""
+    changed, missing = [], []
+    for item in inputs:
+        path = Path(item["path"])
+        path = path if path.is_absolute() else root / path
+        if not path.is_file():
+            missing.append(item["path"])
+        elif sha256_file(path) != item["sha256"]:
+            changed.append(item["path"])
+    return {"current": not changed and not missing, "changed": changed, "missing": missing}
+
+
+def trace(key: str, dataset: str, root: Path = REPO_ROOT, check: bool = False) -> dict[str, Any]:
+    """The provenance chain of ``key`` in ``results/<dataset>/numbers.json``."""
+    numbers = load_numbers(numbers_path(dataset, root))
+    if key not in numbers:
+        near = difflib.get_close_matches(key, list(numbers), n=5, cutoff=0.5)
+        hint = f"; did you mean: {', '.join(near)}" if near else ""
+        raise RecordError(f"no record '{key}' in results/{dataset}/numbers.json{hint}")
+    out = chain(key, numbers[key])
+    if check:
+        out["check"] = check_inputs(out["inputs"], root)
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("key", help="record key, e.g. stage2.final.kappa.human_human")
+    parser.add_argument("--dataset", help="dataset name (default: data.name of the config)")
+    parser.add_argument(
+        "--check", action="store_true", help="recompute input hashes; exit 1 if not current"
+    )
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve()
+    dataset = args.dataset or default_dataset(root)
+    try:
+        out = trace(args.key, dataset, root, check=args.check)
+    except RecordError as err:
+        print(f"recenter trace: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(out, indent=2, sort_keys=False, ensure_ascii=False))
+    if args.check:
+        state = out["check"]
+        if state["current"]:
+            print(f"{args.key}: current (every input matches its recorded sha256)", file=sys.stderr)
+            return 0
+        problems = [f"changed: {p}" for p in state["changed"]]
+        problems += [f"missing: {p}" for p in state["missing"]]
+        print(
+            f"{args.key}: NOT current; rebuild with snakemake ({'; '.join(problems)})",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

@@ -1,0 +1,222 @@
+"""``recenter verify``: reviewer mode. Rebuild every number offline and compare.
+
+1. copy the repository's source files (git-tracked plus untracked-but-not-ignored files, which
+   include the raw data under ``data/`` and the committed call store) into a fresh temporary
+   folder, without any results, logs or generated paper files;
+2. run Snakemake there with ``llm.mode=replay`` (no network: a call missing from the store
+   fails the run instead of being made), for the chosen dataset;
+3. diff every record of the rebuilt ``results/<dataset>/numbers.json`` against the one in
+   this checkout: the value, the printed form (what the paper's macro shows), the CI and n.
+
+It exits 0 when every number is identical, 1 listing each number that changed, appeared or
+disappeared, and 2 when the rebuild itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis import REPO_ROOT
+from analysis.paper.records import load_numbers
+
+#: outputs of a run: never copied into the fresh tree
+GENERATED = ("results/", "logs/", ".snakemake/", "paper/build/", "paper/generated/")
+#: record fields whose change changes what the paper says
+COMPARED = ("value", "display", "ci_low", "ci_high", "n")
+
+
+class VerifyError(RuntimeError):
+    """The rebuild could not run or failed; the message says where its log is."""
+
+
+@dataclass
+class NumberDiff:
+    """What differs between two ``numbers.json``: changed fields, new and vanished keys."""
+
+    changed: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not (self.changed or self.added or self.removed)
+
+    def lines(self) -> list[str]:
+        out = []
+        for key, fields in sorted(self.changed.items()):
+            parts = ", ".join(f"{f}: {a!r} -> {b!r}" for f, (a, b) in fields.items())
+            out.append(f"changed  {key}  ({parts})")
+        out += [f"new      {k}  (only in the rebuild)" for k in self.added]
+        out += [f"missing  {k}  (not produced by the rebuild)" for k in self.removed]
+        return out
+
+
+def diff_numbers(
+    here: Mapping[str, Mapping[str, Any]], rebuilt: Mapping[str, Mapping[str, Any]]
+) -> NumberDiff:
+    """Compare two key -> record maps on the fields the paper prints."""
+    diff = NumberDiff()
+    for key in sorted(set(here) & set(rebuilt)):
+        fields = {
+            f: (here[key].get(f), rebuilt[key].get(f))
+            for f in COMPARED
+            if here[key].get(f) != rebuilt[key].get(f)
+        }
+        if fields:
+            diff.changed[key] = fields
+    diff.added = sorted(set(rebuilt) - set(here))
+    diff.removed = sorted(set(here) - set(rebuilt))
+    return diff
+
+
+def source_files(root: Path) -> list[str]:
+    """Files a fresh clone has: tracked plus untracked-but-not-ignored, minus run outputs."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        ).stdout.decode()
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise VerifyError(f"{root} is not a git checkout (git ls-files failed: {err})") from err
+    files = [f for f in out.split("\0") if f]
+    return sorted(f for f in files if (root / f).is_file() and not f.startswith(GENERATED))
+
+
+def copy_sources(root: Path, dest: Path) -> int:
+    """Copy :func:`source_files` of ``root`` to ``dest``; returns how many files."""
+    files = source_files(root)
+    for rel in files:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, target)
+    return len(files)
+
+
+def data_root_override(dataset: str, root: Path) -> list[str]:
+    """``data.root=<absolute>`` when the dataset's raw files live outside the repository.
+
+    A relative ``data.root`` inside the repository is copied with it; one outside (the real
+    exports beside the checkout) would not resolve from the temporary copy.
+    """
+    from analysis.workflow_config import compose_config
+
+    cfg = compose_config([f"data={dataset}"], config_dir=root / "config")
+    data_root = Path(cfg["data"]["root"])
+    resolved = data_root if data_root.is_absolute() else (root / data_root).resolve()
+    try:
+        resolved.relative_to(root.resolve())
+        return []
+    except ValueError:
+        return [f"data.root={resolved}"]
+
+
+def rebuild(
+    root: Path,
+    workdir: Path,
+    dataset: str,
+    cores: int = 2,
+    target: str | None = None,
+    extra_overrides: list[str] | None = None,
+) -> Path:
+    """Run Snakemake offline in ``workdir`` and return the rebuilt numbers.json."""
+    overrides = [f"data={dataset}", "llm.mode=replay", *(extra_overrides or [])]
+    cmd = [
+        "snakemake",
+        "--cores",
+        str(cores),
+        "--config",
+        "overrides=" + " ".join(shlex.quote(o) for o in overrides),
+    ]
+    if target:
+        cmd.append(target)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(workdir),  # the copy's package, not the installed checkout's
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
+    log = workdir / "verify-snakemake.log"
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
+        fh.flush()
+        proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:]
+        raise VerifyError(
+            f"the offline rebuild failed (exit {proc.returncode}); log: {log}\n" + "\n".join(tail)
+        )
+    return workdir / "results" / dataset / "numbers.json"
+
+
+def verify(
+    dataset: str,
+    root: Path = REPO_ROOT,
+    cores: int = 2,
+    keep: bool = False,
+    numbers_only: bool = False,
+    extra_overrides: list[str] | None = None,
+    resolve_data_root: bool = True,
+) -> NumberDiff:
+    """Rebuild ``dataset`` from scratch in a temporary copy of ``root`` and diff the numbers.
+
+    ``resolve_data_root`` adds ``data.root=<absolute>`` for raw data outside the repository.
+    """
+    here = load_numbers(root / "results" / dataset / "numbers.json")
+    tmp = Path(tempfile.mkdtemp(prefix="recenter-verify-"))
+    try:
+        workdir = tmp / root.name
+        n = copy_sources(root, workdir)
+        print(f"recenter verify: copied {n} source files to {workdir}", file=sys.stderr)
+        overrides = data_root_override(dataset, root) if resolve_data_root else []
+        overrides += list(extra_overrides or [])
+        target = f"results/{dataset}/numbers.json" if numbers_only else None
+        rebuilt = rebuild(root, workdir, dataset, cores, target, overrides)
+        return diff_numbers(here, load_numbers(rebuilt))
+    finally:
+        if keep:
+            print(f"recenter verify: kept the rebuild in {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", help="dataset config name (default: data.name of config)")
+    parser.add_argument("--cores", type=int, default=2, help="cores for the rebuild")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary rebuild")
+    parser.add_argument(
+        "--numbers-only",
+        action="store_true",
+        help="rebuild up to numbers.json only (skip figures and the PDF)",
+    )
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    from analysis.paper.trace import default_dataset
+
+    root = Path(args.root).resolve()
+    dataset = args.dataset or default_dataset(root)
+    try:
+        diff = verify(dataset, root, args.cores, args.keep, args.numbers_only)
+    except (VerifyError, ValueError) as err:
+        print(f"recenter verify: {err}", file=sys.stderr)
+        return 2
+    if diff.identical:
+        print(f"recenter verify: every number of {dataset} is reproduced exactly")
+        return 0
+    print(f"recenter verify: {len(diff.lines())} numbers of {dataset} differ:")
+    for line in diff.lines():
+        print("  " + line)
+    return 1

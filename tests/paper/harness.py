@@ -1,0 +1,103 @@
+"""A small workflow around the real ``workflow/rules/paper.smk``, fed with handmade records.
+
+Until the upstream rules exist, the paper rules are exercised on their own: a temporary
+folder gets the paper sources, a small call store, a figure with its sidecar and the fake
+record files; a Snakefile there defines the globals the real Snakefile
+defines and includes the real ``paper.smk``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from analysis import REPO_ROOT
+from tests.paper.fake_records import write_fake_records
+
+SNAKEFILE = '''
+from analysis.workflow_config import code_hash, compose_config, subtree
+
+CFG = compose_config(config.get("overrides", {overrides!r}))
+CFG["data"]["name"] = "{dataset}"
+CFG["data"]["simulated"] = {simulated}
+CFG["llm"]["store"] = "data/calls"
+DATASET = CFG["data"]["name"]
+RESULTS = f"results/{{DATASET}}"
+FIGURES = f"figures/{{DATASET}}"
+LOGS = f"logs/{{DATASET}}"
+CONDA_ENV = {conda_env!r}
+RECORD_FILES = {records!r}
+FIGURE_FILES = {figures!r}
+
+
+include: "{paper_smk}"
+
+
+rule all:
+    """The paper."""
+    input:
+        "paper/build/paper.pdf",
+    default_target: True
+'''
+
+
+def _call_store(store: Path) -> None:
+    shard = store / "stage2_relevance" / "smollm2-135m" / "000.jsonl"
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        {"key": f"k{i}", "usage": {"prompt_tokens": 100, "completion_tokens": 5}, "cost_usd": 0.0}
+        for i in range(3)
+    ]
+    shard.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def _figure(path: Path) -> None:
+    """A one-page vector PDF and its sidecar, as the figure rules will write them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 1.5))
+    ax.plot([0, 1], [0, 1])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, metadata={"CreationDate": None})
+    plt.close(fig)
+    sidecar = {
+        "rule": "figure_pipeline",
+        "code": "analysis.figures.pipeline:draw",
+        "inputs": [{"path": "results/test/numbers.json", "sha256": "ab" * 32}],
+        "keys": ["stage2.final.kappa.model_model"],
+    }
+    path.with_suffix(".json").write_text(json.dumps(sidecar), encoding="utf-8")
+
+
+def make_paper_workdir(
+    dest: Path, kind: str = "full", overrides: list[str] | None = None, simulated: bool = True
+) -> Path:
+    """Build the temporary workflow folder; returns it (run snakemake inside)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    paper = dest / "paper"
+    shutil.copytree(REPO_ROOT / "paper" / "sections", paper / "sections")
+    for name in ("main.tex", "refs.bib", "claims.yaml"):
+        shutil.copy2(REPO_ROOT / "paper" / name, paper / name)
+    results = dest / "results" / "test"
+    written = write_fake_records(results / "records", kind)
+    records = [str(p.relative_to(dest)) for p in written]
+    _call_store(dest / "data" / "calls")
+    figure = dest / "figures" / "test" / "pipeline.pdf"
+    _figure(figure)
+    (dest / "Snakefile").write_text(
+        SNAKEFILE.format(
+            overrides=list(overrides or []),
+            dataset="test",
+            simulated=simulated,
+            records=records,
+            figures=[str(figure.relative_to(dest))],
+            paper_smk=str(REPO_ROOT / "workflow" / "rules" / "paper.smk"),
+            conda_env=str(REPO_ROOT / "environment.yml"),
+        ),
+        encoding="utf-8",
+    )
+    return dest

@@ -1,0 +1,95 @@
+"""Generated tables, dataset sizes and call usage: every cell a record, rows found from keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis.paper.call_usage import shard_counts, store_shards, usage_records
+from analysis.paper.records import attach_provenance
+from analysis.paper.tables import TABLE_NAMES, TABLES, render_tables
+from tests.paper.fake_records import records_by_rule
+
+
+def numbers_of(kind: str) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for rule, recs in records_by_rule(kind).items():
+        out |= attach_provenance(recs, rule=rule, inputs=[])
+    return out
+
+
+def test_every_declared_table_is_rendered_with_booktabs() -> None:
+    tables = render_tables(numbers_of("full"))
+    assert set(tables) == set(TABLE_NAMES)
+    for name in ("stage2_models", "stage2_agreement", "stage3_judges", "dataset_sizes"):
+        assert r"\toprule" in tables[name] and r"\bottomrule" in tables[name], name
+
+
+def test_rows_are_discovered_per_round_and_cells_link_to_records() -> None:
+    tex = render_tables(numbers_of("full"))["stage2_models"]
+    assert r"\emph{final round}" in tex and r"\emph{pilot round}" in tex
+    assert r"\rcint{stage2.final.over_selection.sim-llm-alpha}" in tex
+    assert r"\rc{stage2.final.relevance_rate.human_majority}" in tex
+    # the human ceiling row uses the ceiling keys in the kappa and F1 columns
+    assert r"\rcint{stage2.final.ceiling.f1_human_vs_rest}" in tex
+    # the near-random model is marked and explained
+    assert r"smollm2-135m$^\dagger$" in tex and "near-random" in tex
+    assert "Brackets: 95\\% confidence intervals" in tex
+
+
+def test_missing_cells_are_dashes_and_empty_tables_say_so() -> None:
+    real = render_tables(numbers_of("real_like"))
+    assert "No records for this table in this dataset." in real["stage3_judges"]
+    human_majority_row = next(
+        line for line in real["stage2_models"].splitlines() if line.startswith("human majority")
+    )
+    assert human_majority_row.count("--") == 5
+
+
+def test_adjusted_p_values_come_from_the_record_extra() -> None:
+    tex = render_tables(numbers_of("full"))["stage3_judges"]
+    assert r"\hyperlink{rec:stage3.judge_minus_human.sim-judge-alpha}{\ensuremath{<}0.001}" in tex
+
+
+def test_parse_failures_and_call_usage() -> None:
+    nums = numbers_of("full")
+    tables = render_tables(nums, usage_note="No model calls: the call store data/calls is empty.")
+    assert r"\rc{parse_failures.stage2_relevance.smollm2-135m}" in tables["parse_failures"]
+    assert "3.0\\%" in tables["parse_failures"]  # failure_rate from the record's extra
+    assert "No model calls: the call store data/calls is empty." in tables["call_usage"]
+    nums["calls.stage2_relevance.smollm2-135m.calls"] = {"value": 3, "display": "3"}
+    tex = render_tables(nums)["call_usage"]
+    assert r"\emph{stage 2: relevance}" in tex
+    assert r"\rc{calls.stage2_relevance.smollm2-135m.calls}" in tex
+
+
+def test_interventions_list_every_key_of_each_family() -> None:
+    tex = TABLES["interventions"].render(numbers_of("full"))
+    for key in (
+        "stage1.verifier.auroc",
+        "stage2.classifier.final.f1",
+        "stage3.reward_model.pointwise.spearman",
+    ):
+        assert f"\\rcint{{{key}}}" in tex
+    assert "Stage-3 controls and checks" in tex
+
+
+def test_call_usage_records_per_stage_and_model(tmp_path: Path) -> None:
+    store = tmp_path / "calls"
+    assert usage_records(store).note.startswith("No model calls")
+    shard = store / "stage2_relevance" / "smollm2-135m" / "000.jsonl"
+    shard.parent.mkdir(parents=True)
+    lines = [
+        {"key": f"k{i}", "usage": {"prompt_tokens": 10, "completion_tokens": 2}, "cost_usd": 0.5}
+        for i in range(2)
+    ]
+    shard.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"torn', encoding="utf-8")
+    assert store_shards(store) == [shard]
+    usage = usage_records(store)
+    values = {r.key: r.value for r in usage.records}
+    assert values["calls.stage2_relevance.smollm2-135m.calls"] == 2
+    assert values["calls.stage2_relevance.smollm2-135m.prompt_tokens"] == 20
+    assert values["calls.stage2_relevance.smollm2-135m.cost_usd"] == 1.0
+    assert list(usage.shards) == [("stage2_relevance", "smollm2-135m")]
+    # the torn last line of a killed run is not a call
+    assert shard_counts([str(shard)]) == {str(shard): 2}

@@ -1,0 +1,22 @@
+"""Usage and cost of the stored model calls per stage and model, as records."""
+
+from analysis.paper.call_usage import shard_counts, usage_records
+from analysis.paper.records import attach_provenance, dump_json
+from analysis.workflow_io import rule_logging
+
+with rule_logging(snakemake) as log:  # noqa: F821
+    cfg = snakemake.params.cfg  # noqa: F821
+    usage = usage_records(cfg["llm.store"])
+    merged = {}
+    for (stage, model), shards in sorted(usage.shards.items()):
+        group = [r for r in usage.records if r.extra == {"stage": stage, "model": model}]
+        merged |= attach_provenance(
+            group,
+            rule=snakemake.rule,  # noqa: F821
+            inputs=shards,
+            config=cfg,
+            calls=shard_counts(shards),
+        )
+    dump_json(merged, snakemake.output.records)  # noqa: F821
+    dump_json({"note": usage.note, "n_records": len(merged)}, snakemake.output.status)  # noqa: F821
+    log.info("%d usage records; %s", len(merged), usage.note or "calls found")

@@ -1,0 +1,14 @@
+"""Merge every rule's records into numbers.json and render them as LaTeX macros."""
+
+from pathlib import Path
+
+from analysis.paper.macros import render_numbers_tex
+from analysis.paper.records import dump_json, merge_record_files
+from analysis.workflow_io import rule_logging
+
+with rule_logging(snakemake) as log:  # noqa: F821
+    numbers = merge_record_files(snakemake.input.records)  # noqa: F821
+    dump_json(numbers, snakemake.output.json)  # noqa: F821
+    tex = render_numbers_tex(numbers, source=snakemake.output.json)  # noqa: F821
+    Path(snakemake.output.tex).write_text(tex, encoding="utf-8")  # noqa: F821
+    log.info("%d records from %d files", len(numbers), len(snakemake.input.records))  # noqa: F821

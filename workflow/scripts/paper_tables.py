@@ -1,0 +1,16 @@
+"""Render the paper's tables from the records (each cell a linked record macro)."""
+
+import json
+from pathlib import Path
+
+from analysis.paper.records import load_numbers
+from analysis.paper.tables import render_tables
+from analysis.workflow_io import rule_logging
+
+with rule_logging(snakemake) as log:  # noqa: F821
+    numbers = load_numbers(snakemake.input.numbers)  # noqa: F821
+    status = json.loads(Path(snakemake.input.usage).read_text(encoding="utf-8"))  # noqa: F821
+    tables = render_tables(numbers, usage_note=status.get("note", ""))
+    for path in snakemake.output.tables:  # noqa: F821
+        Path(path).write_text(tables[Path(path).stem], encoding="utf-8")
+    log.info("%d tables", len(tables))
