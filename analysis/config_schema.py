@@ -60,6 +60,19 @@ class RepairPrompts:
 
 
 @dataclass
+class AnswerFormat:
+    word: str = ""  # the label asked for as one plain word / number
+    json: str = ""  # the label asked for as a JSON object (with a response_format schema)
+
+
+@dataclass
+class AnswerFormats:
+    yes_no: AnswerFormat = field(default_factory=AnswerFormat)  # relevance votes
+    supported: AnswerFormat = field(default_factory=AnswerFormat)  # verifier labels
+    rating: AnswerFormat = field(default_factory=AnswerFormat)  # judge ratings
+
+
+@dataclass
 class PromptsConfig:
     version: str = "v1"  # part of every call key and output path
     extraction: PromptTemplate = field(default_factory=PromptTemplate)
@@ -69,6 +82,7 @@ class PromptsConfig:
     personalized_response: PromptTemplate = field(default_factory=PromptTemplate)
     preference_judge: PromptTemplate = field(default_factory=PromptTemplate)
     no_context_judge: PromptTemplate = field(default_factory=PromptTemplate)
+    answer_formats: AnswerFormats = field(default_factory=AnswerFormats)
     repair: RepairPrompts = field(default_factory=RepairPrompts)
 
 
@@ -77,12 +91,12 @@ class Stage1Config:
     extractors: list[str] | None = None  # null = every model of the models group
     verifiers: list[str] | None = None  # null = every model of the models group
     max_conversations_per_model: int = 24  # cap on extraction calls per model
-    max_attributes_per_model: int = 120  # cap on verification calls per model
+    max_attributes_per_model: int = 60  # cap on verification calls per model
     max_attributes_per_conversation: int = 5  # extractor's per-conversation limit
     conversation_chars: int = 1500  # conversation text shown is cut to this length
     merge_distance_threshold: float = 0.3  # cosine distance for merging a user's attributes
     extraction_max_tokens: int = 256  # output budget of one extraction call
-    verification_max_tokens: int = 4  # output budget of one verifier label
+    verification_max_tokens: int = 16  # output budget of one verifier label
 
 
 @dataclass
@@ -95,8 +109,8 @@ class BaselinesConfig:
 @dataclass
 class Stage2Config:
     voters: list[str] | None = None  # null = every model of the models group
-    max_items_per_model: int = 900  # cap on relevance items per model
-    vote_max_tokens: int = 2  # output budget of one vote
+    max_items_per_model: int = 400  # cap on relevance items per model
+    vote_max_tokens: int = 16  # output budget of one vote
     baselines: BaselinesConfig = field(default_factory=BaselinesConfig)
 
 
@@ -111,18 +125,18 @@ class ControlsConfig:
     no_context: bool = True  # judge without the attribute
     mismatched_profile: bool = True  # judge with another user's attribute
     swapped_order: bool = True  # judge the pair again in the other order
-    max_ratings_per_judge: int = 48  # cap on items per control and judge
+    max_ratings_per_judge: int = 24  # cap on items per control and judge
 
 
 @dataclass
 class Stage3Config:
     generators: list[str] | None = None  # null = every model of the models group
     judges: list[str] | None = None  # null = every model of the models group
-    max_pairs_per_generator: int = 16  # cap on (user, prompt) pairs per generator
+    max_pairs_per_generator: int = 12  # cap on (user, prompt) pairs per generator
     generation_max_tokens: int = 160  # output budget of one response
     response_words: int = 120  # requested response length in words
-    max_ratings_per_judge: int = 160  # cap on ratings per judge
-    judge_max_tokens: int = 2  # output budget of one rating
+    max_ratings_per_judge: int = 80  # cap on ratings per judge
+    judge_max_tokens: int = 16  # output budget of one rating
     judge_response_chars: int = 1500  # each response shown to a judge is cut to this length
     mentions: MentionsConfig = field(default_factory=MentionsConfig)
     controls: ControlsConfig = field(default_factory=ControlsConfig)
@@ -132,6 +146,7 @@ class Stage3Config:
 class StagesConfig:
     repair_attempts: int = 1  # bounded repair requests per malformed output (0 or 1)
     repair_echo_chars: int = 300  # malformed output shown back in a repair, at most
+    label_format: str = "json"  # json | word: how YES/NO, SUPPORTED and 1-5 labels are asked for
     caveats: dict[str, str] = field(default_factory=dict)  # model -> note for its records
     stage1: Stage1Config = field(default_factory=Stage1Config)
     stage2: Stage2Config = field(default_factory=Stage2Config)

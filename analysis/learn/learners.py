@@ -1,0 +1,287 @@
+"""The learners: well-kept scikit-learn estimators plus two small ranking wrappers.
+
+Linear models on standardized features are the default: with a few thousand labelled rows
+and a 384-dimensional embedding they are hard to beat, train in seconds on two cores, and
+are deterministic. Histogram gradient boosting is the alternative (``learner:
+gradient_boosting``). For the reward models the pairwise ranker (logistic regression on
+feature differences of training pairs with different human ratings) and the all-threshold
+ordinal model (one logistic regression per cut ``rating > k``, Frank & Hall 2001) treat the
+1-5 scale as an order rather than as distances.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+from sklearn.base import BaseEstimator
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import roc_auc_score
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from analysis.config_schema import GradientBoostingConfig
+
+
+def make_classifier(
+    learner: str,
+    C: float,
+    class_weight: str | None,
+    gb: GradientBoostingConfig,
+    seed: int,
+) -> Pipeline:
+    """A binary classifier whose ``predict_proba[:, 1]`` is the score of the positive class."""
+    weight = None if class_weight in (None, "none") else class_weight
+    if learner == "logistic":
+        return make_pipeline(
+            StandardScaler(),
+            LogisticRegression(C=C, class_weight=weight, max_iter=5000, random_state=seed),
+        )
+    if learner == "gradient_boosting":
+        return make_pipeline(
+            HistGradientBoostingClassifier(
+                max_iter=gb.max_iter,
+                learning_rate=gb.learning_rate,
+                max_depth=gb.max_depth,
+                class_weight=weight,
+                early_stopping=False,
+                random_state=seed,
+            )
+        )
+    raise ValueError(f"learn: learner must be logistic or gradient_boosting, got {learner!r}")
+
+
+def classifier_factory(
+    learner: str,
+    C_grid: Sequence[float],
+    class_weight: str | None,
+    gb: GradientBoostingConfig,
+    seed: int,
+) -> tuple[Callable[[float | None], Pipeline], list[float] | None]:
+    """``factory(C)`` and the grid validation chooses from (none for gradient boosting)."""
+    make_classifier(learner, 1.0, class_weight, gb, seed)  # fail early on an unknown learner
+
+    def factory(c: float | None) -> Pipeline:
+        return make_classifier(learner, 1.0 if c is None else c, class_weight, gb, seed)
+
+    return factory, (sorted(C_grid) if learner == "logistic" and C_grid else None)
+
+
+def make_regressor(learner: str, alpha: float, gb: GradientBoostingConfig, seed: int) -> Pipeline:
+    """A pointwise regressor of the human rating."""
+    if learner == "logistic":  # the linear family: ridge regression for a continuous target
+        return make_pipeline(StandardScaler(), Ridge(alpha=alpha))
+    if learner == "gradient_boosting":
+        return make_pipeline(
+            HistGradientBoostingRegressor(
+                max_iter=gb.max_iter,
+                learning_rate=gb.learning_rate,
+                max_depth=gb.max_depth,
+                early_stopping=False,
+                random_state=seed,
+            )
+        )
+    raise ValueError(f"learn: learner must be logistic or gradient_boosting, got {learner!r}")
+
+
+def positive_score(model: Pipeline, X: np.ndarray) -> np.ndarray:
+    """Probability of the positive class (class ``True``/1)."""
+    proba = model.predict_proba(X)
+    classes = list(model.classes_)
+    return proba[:, classes.index(True) if True in classes else classes.index(1)]
+
+
+def best_f1_threshold(y_true: np.ndarray, score: np.ndarray) -> float | None:
+    """The score cut (predict positive when ``score >= cut``) that maximizes F1.
+
+    The cut is placed halfway between the chosen score and the next lower one, so a slightly
+    different test score is not decided by a floating-point tie. ``None`` when ``y_true``
+    has no positives (F1 is undefined everywhere).
+    """
+    y = np.asarray(y_true, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    if y.sum() == 0 or len(y) == 0:
+        return None
+    order = np.argsort(-s, kind="stable")
+    s_sorted, y_sorted = s[order], y[order]
+    uniq, first = np.unique(-s_sorted, return_index=True)  # descending scores, first positions
+    last = np.r_[first[1:], len(s_sorted)]  # rows with score >= uniq[k] are [0, last[k])
+    tp = np.cumsum(y_sorted)[last - 1]
+    predicted = last
+    f1 = 2.0 * tp / (predicted + y.sum())
+    k = int(np.argmax(f1))
+    chosen = -uniq[k]
+    lower = -uniq[k + 1] if k + 1 < len(uniq) else chosen - 1e-6
+    return float((chosen + lower) / 2.0)
+
+
+class PairwiseRanker(BaseEstimator):
+    """Linear ranking model fit on pairs: P(a rated above b) = sigmoid(w . (x_a - x_b)).
+
+    For each training example, ``pairs_per_example`` partners with a different human rating
+    are drawn (seeded); both orders of each pair enter, so the classes are balanced and the
+    fit needs no intercept. ``predict`` returns the ranking score ``w . x``.
+    """
+
+    def __init__(self, C: float = 0.1, pairs_per_example: int = 4, seed: int = 0) -> None:
+        self.C = C
+        self.pairs_per_example = pairs_per_example
+        self.seed = seed
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> PairwiseRanker:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        self.scaler_ = StandardScaler().fit(X)
+        Z = self.scaler_.transform(X)
+        rng = np.random.default_rng(self.seed)
+        n = len(y)
+        a = np.repeat(np.arange(n), self.pairs_per_example)
+        b = rng.integers(0, n, size=len(a))
+        keep = y[a] != y[b]
+        a, b = a[keep], b[keep]
+        if len(a) == 0:
+            raise ValueError("pairwise ranker: all training ratings are equal")
+        diff = Z[a] - Z[b]
+        label = y[a] > y[b]
+        self.model_ = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
+        self.model_.fit(np.vstack([diff, -diff]), np.r_[label, ~label])
+        self.n_pairs_ = int(len(a))
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.scaler_.transform(np.asarray(X, dtype=np.float64)) @ self.model_.coef_[0]
+
+
+class OrdinalThresholds(BaseEstimator):
+    """All-threshold ordinal model: one logistic regression per cut ``y > k``.
+
+    ``predict`` returns the expected rating ``min(y) + sum_k P(y > k)``, which is monotone in
+    each cut's probability and stays on the rating scale.
+    """
+
+    def __init__(self, C: float = 0.1, seed: int = 0) -> None:
+        self.C = C
+        self.seed = seed
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> OrdinalThresholds:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        self.scaler_ = StandardScaler().fit(X)
+        Z = self.scaler_.transform(X)
+        self.levels_ = np.unique(np.round(y))
+        self.cuts_: list[tuple[float, LogisticRegression | float]] = []
+        for cut in self.levels_[:-1]:
+            above = y > cut
+            if above.all() or not above.any():
+                self.cuts_.append((float(cut), float(above.mean())))
+                continue
+            clf = LogisticRegression(C=self.C, max_iter=5000, random_state=self.seed)
+            self.cuts_.append((float(cut), clf.fit(Z, above)))
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        Z = self.scaler_.transform(np.asarray(X, dtype=np.float64))
+        out = np.full(len(Z), float(self.levels_[0]))
+        for k, (_, model) in enumerate(self.cuts_):
+            step = float(self.levels_[k + 1] - self.levels_[k])
+            p = model if isinstance(model, float) else model.predict_proba(Z)[:, 1]
+            out = out + step * p
+        return out
+
+
+@dataclass(frozen=True)
+class FoldFit:
+    """A model fit on one fold's training rows, with what validation chose for it."""
+
+    model: Any
+    param: float | None  # the chosen regularization value (None: the learner has none)
+    threshold: float | None  # classifiers: the F1-maximizing cut
+    tuned_on: str  # "validation", or "training" when validation could not decide
+
+
+def _middle(grid: Sequence[float]) -> float:
+    return sorted(grid)[(len(grid) - 1) // 2]
+
+
+def fit_fold_classifier(
+    factory: Callable[[float | None], Pipeline],
+    grid: Sequence[float] | None,
+    X: np.ndarray,
+    y: np.ndarray,
+    train: np.ndarray,
+    val: np.ndarray,
+) -> FoldFit:
+    """Fit on ``train``; choose the regularization and the F1 threshold on ``val`` only.
+
+    Each value of ``grid`` is fit on ``train`` and the one with the best validation AUROC is
+    kept (ties: the stronger regularization, i.e. the smaller C); the decision threshold is
+    then the F1-maximizing cut on the same validation rows. When the validation groups hold a
+    single class, the grid's middle value is used and the cut is tuned on the training rows'
+    own scores (``tuned_on='training'``; the record's extra says so).
+    """
+    if len(np.unique(y[train])) < 2:
+        raise ValueError("a training fold holds a single class; use fewer folds")
+    candidates: list[float | None] = sorted(grid) if grid else [None]
+    decidable = len(val) > 0 and 0 < int(y[val].sum()) < len(val)
+    if not decidable:
+        param = _middle(grid) if grid else None
+        model = factory(param).fit(X[train], y[train])
+        threshold = best_f1_threshold(y[train], positive_score(model, X[train]))
+        return FoldFit(model, param, threshold, "training")
+    best: tuple[float, Pipeline, float | None] | None = None
+    for param in candidates:
+        model = factory(param).fit(X[train], y[train])
+        auc = roc_auc_score(y[val], positive_score(model, X[val]))
+        if best is None or auc > best[0]:
+            best = (auc, model, param)
+    assert best is not None
+    _, model, param = best
+    threshold = best_f1_threshold(y[val], positive_score(model, X[val]))
+    return FoldFit(model, param, threshold, "validation")
+
+
+def fit_fold_regressor(
+    factory: Callable[[float | None], Any],
+    grid: Sequence[float] | None,
+    X: np.ndarray,
+    y: np.ndarray,
+    train: np.ndarray,
+    val: np.ndarray,
+    fit_target: Callable[[np.ndarray], np.ndarray] = lambda t: t,
+) -> FoldFit:
+    """Choose the regularization by Spearman's rho on ``val``, then refit on train + val.
+
+    A reward model needs no threshold, so once validation has chosen, its rows join the
+    training rows. Ties keep the first value in the caller's order (callers list the
+    strongest regularization first).
+    """
+    candidates: list[float | None] = list(grid) if grid else [None]
+    param = candidates[0] if len(candidates) == 1 else _middle(list(grid or []))
+    tuned_on = "none"
+    if len(candidates) > 1 and len(val) > 2 and np.ptp(y[val]) > 0:
+        best = -np.inf
+        for cand in candidates:
+            model = factory(cand).fit(X[train], fit_target(y[train]))
+            pred = model.predict(X[val])
+            rho = spearmanr(pred, y[val]).statistic if np.ptp(pred) > 0 else -np.inf
+            if rho > best:
+                best, param = rho, cand
+        tuned_on = "validation"
+    both = np.sort(np.r_[train, val])
+    model = factory(param).fit(X[both], fit_target(y[both]))
+    return FoldFit(model, param, None, tuned_on)
+
+
+def most_common(values: Sequence[float | None]) -> float | None:
+    """The value chosen in most folds (ties: the smallest), for the model fit on all rows."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    counts = Counter(present)
+    top = max(counts.values())
+    return min(v for v, c in counts.items() if c == top)

@@ -1,0 +1,99 @@
+"""The vectorized weighted metrics equal the metric on the resampled (expanded) data set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import kendalltau, spearmanr
+from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score
+
+from analysis.learn.evaluation import (
+    bootstrap,
+    choose_unit,
+    weighted_auroc,
+    weighted_kendall,
+    weighted_prf,
+    weighted_ratio,
+    weighted_spearman,
+)
+
+
+@pytest.fixture
+def data() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    n = 60
+    y = rng.random(n) < 0.4
+    score = np.round(rng.random(n) + 0.5 * y, 1)  # rounded: ties on purpose
+    rating = rng.integers(1, 6, size=n).astype(float)
+    pred = score > 0.7
+    # two rows of integer weights (0..3): a resample's multiplicities
+    W = rng.integers(0, 4, size=(2, n)).astype(float)
+    return {"y": y, "score": score, "rating": rating, "pred": pred, "W": W}
+
+
+def expand(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    return np.repeat(values, weights.astype(int))
+
+
+def test_point_estimates_match_sklearn_and_scipy(data: dict[str, np.ndarray]) -> None:
+    y, s, r, p = data["y"], data["score"], data["rating"], data["pred"]
+    one = np.ones((1, len(y)))
+    assert weighted_auroc(y, s)(one)[0] == pytest.approx(roc_auc_score(y, s))
+    assert weighted_prf(y, p, "precision")(one)[0] == pytest.approx(precision_score(y, p))
+    assert weighted_prf(y, p, "recall")(one)[0] == pytest.approx(recall_score(y, p))
+    assert weighted_prf(y, p, "f1")(one)[0] == pytest.approx(f1_score(y, p))
+    assert weighted_spearman(s, r)(one)[0] == pytest.approx(spearmanr(s, r).statistic)
+    assert weighted_kendall(s, r)(one)[0] == pytest.approx(kendalltau(s, r).statistic)
+
+
+def test_weighted_equals_expanded_data(data: dict[str, np.ndarray]) -> None:
+    """Weights are multiplicities: the metric equals the one on the repeated rows."""
+    y, s, r, p, W = data["y"], data["score"], data["rating"], data["pred"], data["W"]
+    auroc = weighted_auroc(y, s)(W)
+    rho = weighted_spearman(s, r)(W)
+    tau = weighted_kendall(s, r, block=7)(W)  # small blocks exercise the blocked sum
+    f1 = weighted_prf(y, p, "f1")(W)
+    for b in range(W.shape[0]):
+        ye, se, re, pe = (expand(v, W[b]) for v in (y, s, r, p))
+        assert auroc[b] == pytest.approx(roc_auc_score(ye, se))
+        assert rho[b] == pytest.approx(spearmanr(se, re).statistic)
+        assert tau[b] == pytest.approx(kendalltau(se, re).statistic)
+        assert f1[b] == pytest.approx(f1_score(ye, pe))
+
+
+def test_undefined_is_nan_not_zero() -> None:
+    y = np.array([True, True, False])
+    W = np.array([[1.0, 1.0, 0.0]])  # no negatives drawn
+    assert np.isnan(weighted_auroc(y, np.array([0.1, 0.2, 0.3]))(W)[0])
+    assert np.isnan(weighted_ratio(np.ones(3), np.zeros(3))(np.ones((1, 3)))[0])
+
+
+def test_bootstrap_is_seeded_and_brackets_the_estimate(data: dict[str, np.ndarray]) -> None:
+    y, s = data["y"], data["score"]
+    clusters = np.arange(len(y)) // 3
+    a = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
+    b = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
+    c = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=6)
+    assert a == b and a != c
+    assert a is not None and a.ci_low is not None and a.ci_high is not None
+    assert a.ci_low <= a.value <= a.ci_high
+    assert a.n_clusters == 20 and a.n == len(y)
+    bca = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5, method="bca")
+    assert bca is not None and bca.ci_low is not None and bca.value == a.value
+
+
+def test_bootstrap_of_undefined_statistic_is_none() -> None:
+    y = np.zeros(10, dtype=bool)  # no positives: AUROC undefined -> the key stays absent
+    assert (
+        bootstrap(weighted_auroc(y, np.arange(10.0)), np.arange(10), unit="item", n_boot=50, seed=1)
+        is None
+    )
+
+
+def test_choose_unit_falls_back_when_too_few_clusters() -> None:
+    frame = pd.DataFrame({"prompt_id": ["p1"] * 6, "user_id": list("abcdef")})
+    unit, clusters = choose_unit(frame, ["prompt", "user", "item"], min_clusters=4)
+    assert unit == "user" and list(clusters) == list("abcdef")
+    unit, _ = choose_unit(frame, ["prompt", "item"], min_clusters=4)
+    assert unit == "item"

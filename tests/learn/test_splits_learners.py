@@ -1,0 +1,79 @@
+"""Grouped splits never put a user or prompt on both sides, and leaks are errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.learn.learners import best_f1_threshold
+from analysis.learn.splits import LeakError, assert_disjoint, given_split, grouped_folds
+
+
+def test_grouped_folds_never_leak_and_cover_every_row() -> None:
+    groups = np.repeat([f"u{i}" for i in range(23)], 7)
+    seen = np.zeros(len(groups), dtype=int)
+    for fold in grouped_folds(groups, n_folds=5, val_fraction=0.25, seed=1):
+        sides = [set(groups[s]) for s in (fold.train, fold.val, fold.test)]
+        assert not (sides[0] & sides[1] or sides[0] & sides[2] or sides[1] & sides[2])
+        assert len(fold.val) > 0
+        seen[fold.test] += 1
+    assert (seen == 1).all()  # every row is held out exactly once
+
+
+def test_grouped_folds_are_seeded() -> None:
+    groups = np.repeat(np.arange(12).astype(str), 3)
+    a = [f.test.tolist() for f in grouped_folds(groups, 4, 0.25, seed=3)]
+    b = [f.test.tolist() for f in grouped_folds(groups, 4, 0.25, seed=3)]
+    assert a == b
+
+
+def test_given_split_rejects_a_leaking_prompt() -> None:
+    groups = np.array(["p1", "p1", "p2", "p3"])
+    fold = given_split(np.array(["train", "train", "val", "test"]), groups)
+    assert fold.test.tolist() == [3]
+    with pytest.raises(LeakError, match="prompt 'p1'"):
+        given_split(np.array(["train", "test", "val", "test"]), groups)
+    with pytest.raises(ValueError, match="expected train, val, test"):
+        given_split(np.array(["train", "dev", "val", "test"]), groups)
+
+
+def test_assert_disjoint_names_the_group() -> None:
+    with pytest.raises(LeakError, match="user 'b'"):
+        assert_disjoint(np.array(["a", "b", "b"]), np.array([0, 1]), np.array([2]), what="user")
+
+
+def test_best_f1_threshold() -> None:
+    y = np.array([0, 0, 1, 1, 0, 1], dtype=bool)
+    s = np.array([0.1, 0.2, 0.8, 0.9, 0.3, 0.7])
+    t = best_f1_threshold(y, s)
+    assert t is not None and 0.3 < t < 0.7  # separates perfectly
+    assert best_f1_threshold(np.zeros(3, dtype=bool), s[:3]) is None
+
+
+def test_regularization_is_chosen_on_validation_only() -> None:
+    """A grid value is picked by validation AUROC; the test rows never enter the choice."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from analysis.learn.learners import fit_fold_classifier, most_common
+
+    rng = np.random.default_rng(0)
+    n, d = 300, 40
+    X = rng.normal(size=(n, d))
+    y = X[:, 0] + 0.5 * rng.normal(size=n) > 0.6  # one informative feature, 39 noise
+    train, val = np.arange(0, 150), np.arange(150, 300)
+    fitted: list[float | None] = []
+
+    def factory(c: float | None) -> object:
+        fitted.append(c)
+        return make_pipeline(StandardScaler(), LogisticRegression(C=c or 1.0, max_iter=1000))
+
+    fit = fit_fold_classifier(factory, [1e-4, 0.1, 100.0], X, y, train, val)
+    assert sorted(fitted) == [1e-4, 0.1, 100.0] and fit.tuned_on == "validation"
+    assert fit.param in (0.1, 100.0)  # the near-zero C cannot use the signal as well
+    assert fit.threshold is not None
+    # a validation set with one class cannot choose: the middle value, tuned on training
+    one_class = val[~y[val]]
+    assert fit_fold_classifier(factory, [1e-4, 0.1, 100.0], X, y, train, one_class).param == 0.1
+    assert most_common([0.1, 0.3, 0.3, 0.1, None]) == 0.1

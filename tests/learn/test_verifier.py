@@ -1,0 +1,123 @@
+"""The stage-1 verifier finds a planted signal, finds none where there is none."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis.config_schema import LearnConfig, StatsConfig
+from analysis.learn.features import Embeddings
+from analysis.learn.records import verifier_records
+from analysis.learn.verifier import VerifierResult, human_acceptance, train_verifier
+from tests.learn.synthetic import stage1_world
+
+
+def run(world: dict[str, pd.DataFrame], learn: LearnConfig, seed: int = 7) -> VerifierResult | None:
+    return train_verifier(
+        world["attributes"],
+        world["judgments"],
+        world["conversations"],
+        Embeddings.from_frame(world["attribute_embeddings"], "attributes"),
+        Embeddings.from_frame(world["reason_embeddings"], "reasons"),
+        learn,
+        seed,
+    )
+
+
+def values(result: VerifierResult, stats: StatsConfig) -> dict[str, float]:
+    return {
+        r.key: r.value for r in verifier_records(result, stats, 7, "logistic", ["user", "item"], 8)
+    }
+
+
+def test_human_acceptance_is_a_strict_majority() -> None:
+    j = pd.DataFrame(
+        {
+            "attribute_id": ["a", "a", "a", "b", "b"],
+            "user_id": ["u"] * 5,
+            "rater_kind": ["human"] * 5,
+            "round": ["final"] * 5,
+            "label": ["accepted", "uncertain", "accepted", "accepted", "rejected"],
+        }
+    )
+    acc = human_acceptance(j, "final").set_index("attribute_id")
+    assert bool(acc.loc["a", "accepted"]) and not bool(
+        acc.loc["b", "accepted"]
+    )  # 1 of 2 is no majority
+    assert acc.loc["a", "n_accepted"] == 2 and acc.loc["b", "n_judgments"] == 2
+
+
+def test_planted_signal_is_found(learn: LearnConfig, stats: StatsConfig) -> None:
+    result = run(stage1_world(signal=True), learn)
+    assert result is not None
+    v = values(result, stats)
+    assert v["stage1.verifier.auroc"] > 0.85
+    assert v["stage1.verifier.f1"] > 0.75
+    # verify: the kept attributes are accepted far more often than all of them
+    assert v["stage1.verifier.acceptance_kept"] > v["stage1.verifier.acceptance_all"] + 0.2
+    # the zero-shot labeller in the world ignores support: it barely lifts acceptance
+    assert (
+        v["stage1.verifier.zero_shot_acceptance_kept.sim-llm-a"]
+        < v["stage1.verifier.acceptance_kept"]
+    )
+
+
+def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsConfig) -> None:
+    result = run(stage1_world(signal=False, seed=1), learn)
+    assert result is not None
+    recs = {r.key: r for r in verifier_records(result, stats, 7, "logistic", ["user"], 8)}
+    assert abs(recs["stage1.verifier.auroc"].value - 0.5) < 0.08
+    kept, everyone = recs["stage1.verifier.acceptance_kept"], recs["stage1.verifier.acceptance_all"]
+    assert kept.ci_low is not None and kept.ci_high is not None
+    assert kept.ci_low <= everyone.value <= kept.ci_high  # keeping does not raise acceptance
+
+
+def test_folds_are_grouped_by_user(learn: LearnConfig) -> None:
+    result = run(stage1_world(n_users=20), learn)
+    assert result is not None
+    folds_per_user = result.predictions.groupby("user_id")["fold"].nunique()
+    assert (folds_per_user == 1).all()  # each user's attributes are held out together
+    assert (result.predictions["fold"] >= 0).all()
+
+
+def test_deterministic(learn: LearnConfig, stats: StatsConfig) -> None:
+    world = stage1_world(n_users=20)
+    a, b = run(world, learn), run(world, learn)
+    assert a is not None and b is not None
+    assert verifier_records(a, stats, 7, "logistic", ["user"], 8) == verifier_records(
+        b, stats, 7, "logistic", ["user"], 8
+    )
+
+
+def test_no_human_labels_no_result(learn: LearnConfig) -> None:
+    world = stage1_world(n_users=10)
+    world["judgments"] = world["judgments"][world["judgments"]["rater_kind"] == "model"]
+    assert run(world, learn) is None
+
+
+def test_rounds_are_never_pooled(learn: LearnConfig) -> None:
+    world = stage1_world(n_users=20)
+    j = world["judgments"]
+    world["judgments"] = j.assign(round="pilot")  # no final round: falls back to the pilot
+    result = run(world, learn)
+    assert result is not None and result.round == "pilot"
+    learn.verifier.rounds = ["final"]
+    assert run(world, learn) is None
+
+
+def test_gradient_boosting_learner_also_finds_the_signal(
+    learn: LearnConfig, stats: StatsConfig
+) -> None:
+    learn.verifier.learner = "gradient_boosting"
+    learn.verifier.use_embeddings = False  # text signals only: boosting stays fast
+    learn.gradient_boosting.max_iter = 25
+    result = run(stage1_world(n_users=20), learn)
+    assert result is not None
+    assert values(result, stats)["stage1.verifier.auroc"] > 0.8
+
+
+def test_unknown_label_is_an_error(learn: LearnConfig) -> None:
+    world = stage1_world(n_users=10)
+    world["judgments"].loc[0, "label"] = "maybe"
+    with pytest.raises(ValueError, match="unknown label 'maybe'"):
+        run(world, learn)
