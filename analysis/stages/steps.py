@@ -1,0 +1,261 @@
+"""One function per model-call step: select items, render, call, parse, tabulate.
+
+Each takes the canonical tables it reads, the config subtrees, and a ``caller`` bound to one
+model (:class:`analysis.stages.requests.ModelCaller`, or any callable with a ``model``
+attribute and the same signature), and returns that model's table with one row per item,
+parse failures included. Rule scripts only read inputs, call one of these and write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from analysis.stages import controls, extraction, generation, judging, relevance, verification
+from analysis.stages.labels import LabelRequest, label_request
+from analysis.stages.parsing import call_and_parse, parse_response_text
+from analysis.stages.prompts import PromptSet
+
+
+def _repair(stages_cfg: Mapping[str, Any]) -> dict[str, int]:
+    return {
+        "repair_attempts": int(stages_cfg["repair_attempts"]),
+        "echo_chars": int(stages_cfg["repair_echo_chars"]),
+    }
+
+
+def _label(
+    kind: str, stages_cfg: Mapping[str, Any], caller: Any, prompts: PromptSet, max_tokens: int
+) -> tuple[LabelRequest, dict[str, Any]]:
+    """The label form of this run and the request params (output budget + response format)."""
+    label = label_request(kind, str(stages_cfg["label_format"]), caller.model, prompts)
+    return label, {"max_tokens": int(max_tokens), **label.params}
+
+
+def _call_labels(
+    requests: list[Any],
+    label: LabelRequest,
+    caller: Any,
+    prompts: PromptSet,
+    stages_cfg: Mapping[str, Any],
+) -> list[Any]:
+    return call_and_parse(
+        requests,
+        label.parser,
+        caller,
+        prompts=prompts,
+        repair_kind=label.kind,
+        repair_fields=label.repair_fields(),
+        **_repair(stages_cfg),
+    )
+
+
+def extraction_step(
+    conversations: pd.DataFrame,
+    stages_cfg: Mapping[str, Any],
+    prompts: PromptSet,
+    caller: Any,
+    seed: int,
+) -> pd.DataFrame:
+    """Stage 1: attributes of each chosen conversation, as JSON (one row per conversation)."""
+    from analysis.stages.requests import json_response_format
+
+    cfg = stages_cfg["stage1"]
+    chosen = extraction.select_conversations(
+        conversations, cfg["max_conversations_per_model"], seed
+    )
+    params = {
+        "max_tokens": int(cfg["extraction_max_tokens"]),
+        "response_format": json_response_format(
+            caller.model, extraction.EXTRACTION_SCHEMA, "attributes"
+        ),
+    }
+    limit = int(cfg["max_attributes_per_conversation"])
+    requests = extraction.extraction_requests(
+        conversations,
+        chosen,
+        prompts,
+        max_chars=int(cfg["conversation_chars"]),
+        max_attributes=limit,
+        params=params,
+    )
+    outcomes = call_and_parse(
+        requests,
+        extraction.extraction_parser(limit),
+        caller,
+        prompts=prompts,
+        repair_kind="attributes_json",
+        **_repair(stages_cfg),
+    )
+    return extraction.extraction_table(chosen, outcomes, caller.model.name)
+
+
+def verification_step(
+    attributes: pd.DataFrame,
+    judgments: pd.DataFrame,
+    conversations: pd.DataFrame,
+    stages_cfg: Mapping[str, Any],
+    prompts: PromptSet,
+    caller: Any,
+    seed: int,
+) -> pd.DataFrame:
+    """Stage 1: SUPPORTED/UNSUPPORTED per chosen attribute (one row per attribute)."""
+    cfg = stages_cfg["stage1"]
+    chosen = verification.select_attributes(
+        attributes, judgments, conversations, cfg["max_attributes_per_model"], seed
+    )
+    label, params = _label("supported", stages_cfg, caller, prompts, cfg["verification_max_tokens"])
+    requests = verification.verification_requests(
+        chosen,
+        conversations,
+        prompts,
+        max_chars=int(cfg["conversation_chars"]),
+        params=params,
+        answer_format=label.answer_format,
+    )
+    outcomes = _call_labels(requests, label, caller, prompts, stages_cfg)
+    return verification.verification_table(chosen, outcomes, caller.model.name)
+
+
+def relevance_step(
+    items: pd.DataFrame,
+    prompts_table: pd.DataFrame,
+    attributes: pd.DataFrame,
+    stages_cfg: Mapping[str, Any],
+    prompts: PromptSet,
+    caller: Any,
+    seed: int,
+) -> pd.DataFrame:
+    """Stage 2: YES/NO per chosen item (one row per item)."""
+    cfg = stages_cfg["stage2"]
+    chosen = relevance.select_items(
+        items, prompts_table, attributes, cfg["max_items_per_model"], seed
+    )
+    label, params = _label("yes_no", stages_cfg, caller, prompts, cfg["vote_max_tokens"])
+    requests = relevance.relevance_requests(
+        chosen, prompts, params=params, answer_format=label.answer_format
+    )
+    outcomes = _call_labels(requests, label, caller, prompts, stages_cfg)
+    return relevance.relevance_table(chosen, outcomes, caller.model.name)
+
+
+def generation_step(
+    votes: pd.DataFrame,
+    prompts_table: pd.DataFrame,
+    attributes: pd.DataFrame,
+    stages_cfg: Mapping[str, Any],
+    prompts: PromptSet,
+    caller: Any,
+    seed: int,
+) -> pd.DataFrame:
+    """Stage 3: generic and personalized responses per chosen pair (one row per response)."""
+    cfg = stages_cfg["stage3"]
+    relevant = generation.relevant_attributes(votes)
+    pairs = generation.select_pairs(relevant, cfg["max_pairs_per_generator"], seed)
+    requests, rows = generation.generation_requests(
+        pairs,
+        relevant,
+        prompts_table,
+        attributes,
+        prompts,
+        model=caller.model.name,
+        words=int(cfg["response_words"]),
+        params={"max_tokens": int(cfg["generation_max_tokens"])},
+    )
+    outcomes = call_and_parse(
+        requests,
+        parse_response_text,
+        caller,
+        prompts=prompts,
+        repair_kind="text",
+        **_repair(stages_cfg),
+    )
+    return generation.generation_table(rows, outcomes)
+
+
+def _judge_setup(
+    responses: pd.DataFrame,
+    votes: pd.DataFrame,
+    ratings: pd.DataFrame,
+    prompts_table: pd.DataFrame,
+    attributes: pd.DataFrame,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, str]]]:
+    relevant = generation.relevant_attributes(votes)
+    items = judging.judge_items(responses, relevant, ratings)
+    texts = judging.texts_for_judging(responses, prompts_table, attributes)
+    return relevant, items, texts
+
+
+def judging_step(
+    responses: pd.DataFrame,
+    votes: pd.DataFrame,
+    ratings: pd.DataFrame,
+    prompts_table: pd.DataFrame,
+    attributes: pd.DataFrame,
+    stages_cfg: Mapping[str, Any],
+    prompts: PromptSet,
+    caller: Any,
+    seed: int,
+) -> pd.DataFrame:
+    """Stage 3: one mapped 1-5 rating per chosen slot (one row per slot)."""
+    cfg = stages_cfg["stage3"]
+    _, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
+    chosen = judging.in_call_order(
+        judging.select_judge_items(items, cfg["max_ratings_per_judge"], seed)
+    )
+    label, params = _label("rating", stages_cfg, caller, prompts, cfg["judge_max_tokens"])
+    requests, orders = judging.judge_requests(
+        chosen,
+        texts,
+        prompts,
+        judge=caller.model.name,
+        seed=seed,
+        max_chars=int(cfg["judge_response_chars"]),
+        params=params,
+        answer_format=label.answer_format,
+    )
+    outcomes = _call_labels(requests, label, caller, prompts, stages_cfg)
+    return judging.judge_table(chosen, orders, outcomes, caller.model.name)
+
+
+def controls_step(
+    responses: pd.DataFrame,
+    votes: pd.DataFrame,
+    ratings: pd.DataFrame,
+    prompts_table: pd.DataFrame,
+    attributes: pd.DataFrame,
+    stages_cfg: Mapping[str, Any],
+    prompts: PromptSet,
+    caller: Any,
+    seed: int,
+) -> pd.DataFrame:
+    """Stage 3 controls switched on in config, on a prefix of the judging items."""
+    cfg = stages_cfg["stage3"]
+    ccfg = cfg["controls"]
+    relevant, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
+    cap = min(int(ccfg["max_ratings_per_judge"]), int(cfg["max_ratings_per_judge"]))
+    chosen = judging.in_call_order(judging.select_judge_items(items, cap, seed))
+    label, params = _label("rating", stages_cfg, caller, prompts, cfg["judge_max_tokens"])
+    tables = []
+    for control in controls.CONTROLS:
+        if not ccfg[control]:
+            continue
+        requests, rows = controls.control_requests(
+            chosen,
+            control,
+            texts,
+            prompts,
+            judge=caller.model.name,
+            seed=seed,
+            max_chars=int(cfg["judge_response_chars"]),
+            params=params,
+            answer_format=label.answer_format,
+            pool=relevant,
+        )
+        outcomes = _call_labels(requests, label, caller, prompts, stages_cfg)
+        tables.append(controls.control_table(rows, outcomes))
+    if not tables:
+        return controls.control_table(pd.DataFrame(columns=list(controls.CONTROL_COLUMNS[:-2])), [])
+    return pd.concat(tables, ignore_index=True)
