@@ -7,6 +7,7 @@ reads as plain containers (a ``DictConfig`` would be silently dropped from the b
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import json
@@ -20,6 +21,8 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from analysis import REPO_ROOT
+
+_PACKAGE = "analysis"
 
 
 class ConfigError(ValueError):
@@ -84,11 +87,11 @@ def config_hash(value: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _module_files(module: str) -> list[Path]:
+def _module_files(module: str, *, whole_package: bool = True) -> list[Path]:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None and not spec.submodule_search_locations:
         raise ConfigError(f"code_hash: no module named '{module}'")
-    if spec.submodule_search_locations:
+    if spec.submodule_search_locations and (whole_package or spec.origin is None):
         files: list[Path] = []
         for location in spec.submodule_search_locations:
             files.extend(sorted(Path(location).rglob("*.py")))
@@ -96,18 +99,62 @@ def _module_files(module: str) -> list[Path]:
     return [Path(spec.origin)]
 
 
-def code_hash(*modules: str) -> str:
-    """sha256 over the source of the given modules (packages include every submodule).
+def _project_imports(path: Path) -> set[str]:
+    """Package modules a source file imports (``import analysis.x``, ``from analysis.x ...``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == _PACKAGE)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == _PACKAGE:
+                found.add(node.module)
+                for alias in node.names:  # `from analysis.stats import bootstrap` names a module
+                    candidate = f"{node.module}.{alias.name}"
+                    if importlib.util.find_spec(node.module).submodule_search_locations and (
+                        importlib.util.find_spec(candidate) is not None
+                    ):
+                        found.add(candidate)
+    return found
 
-    Paths enter the hash relative to the repository so the value is the same on every machine.
+
+def code_files(*modules: str) -> list[Path]:
+    """Source files of ``modules`` and, transitively, of every package module they import.
+
+    Following imports means a rule names only the module it calls, yet an edit to a helper
+    that module uses still reruns the rule, and an edit elsewhere does not.
+    """
+    seen: set[Path] = set()
+    requested = set(modules)
+    pending = list(modules)
+    visited: set[str] = set()
+    while pending:
+        module = pending.pop()
+        if module in visited:
+            continue
+        visited.add(module)
+        # A package named by the rule counts whole; one merely imported counts by its __init__.
+        for path in _module_files(module, whole_package=module in requested):
+            resolved = path.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            pending.extend(sorted(_project_imports(resolved) - visited))
+    return sorted(seen)
+
+
+def code_hash(*modules: str) -> str:
+    """sha256 over the source of the given modules and the package modules they import.
+
+    Packages include every submodule. Paths enter the hash relative to the repository so the
+    value is the same on every machine.
     """
     digest = hashlib.sha256()
-    for module in sorted(set(modules)):
-        for path in _module_files(module):
-            try:
-                rel = path.resolve().relative_to(REPO_ROOT)
-            except ValueError:
-                rel = Path(path.name)
-            digest.update(str(rel).encode())
-            digest.update(path.read_bytes())
+    for path in code_files(*modules):
+        try:
+            rel = path.relative_to(REPO_ROOT)
+        except ValueError:
+            rel = Path(path.name)
+        digest.update(str(rel).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -9,13 +9,14 @@ import pytest
 
 from analysis.workflow_config import (
     ConfigError,
+    code_files,
     code_hash,
     compose_config,
     config_hash,
     parse_overrides,
     subtree,
 )
-from tests.conftest import run_snakemake
+from tests.conftest import REPO_ROOT, run_snakemake
 
 
 def test_default_config_has_every_group_as_plain_dicts() -> None:
@@ -82,6 +83,14 @@ def test_code_hash_changes_with_the_module_source(tmp_path: Path, monkeypatch) -
     assert code_hash("probe_pkg") != before
     with pytest.raises(ConfigError):
         code_hash("probe_pkg_does_not_exist")
+
+
+def test_code_hash_follows_package_imports_but_not_siblings() -> None:
+    files = {str(p.relative_to(REPO_ROOT)) for p in code_files("analysis.stats.study_stage3")}
+    assert "analysis/stats/study_stage3.py" in files
+    assert "analysis/stats/bootstrap.py" in files  # imported: its edits rerun stage-3 statistics
+    assert "analysis/stats/study_stage2.py" not in files  # a sibling: its edits do not
+    assert "analysis/llm/calls.py" not in files
 
 
 def test_snakemake_rejects_an_unknown_key_with_a_clear_message(workflow_copy: Path) -> None:

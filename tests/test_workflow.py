@@ -52,7 +52,11 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(workflow_copy: 
     pdf = workflow_copy / "paper/build/paper.pdf"
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     numbers = json.loads((workflow_copy / "results/bundled/numbers.json").read_text())
-    assert numbers["data.n_conversations"]["value"] == 550
+    # The study's sizes (../shared/STUDY.md): 550 real conversations, 5,949 / 11,919 / 1,101
+    # human judgments in stages 1 / 2 / 3.
+    assert numbers["data.n_conversations.real"]["value"] == 550
+    judgments = [numbers[f"data.n_judgments.stage{i}"]["value"] for i in (1, 2, 3)]
+    assert judgments == [5949, 11919, 1101]
     for record in numbers.values():
         assert record["rule"] and record["code"] and record["method"]
         assert all(len(i["sha256"]) == 64 for i in record["inputs"])

@@ -11,7 +11,7 @@ rule stage1_statistics:
         records=f"{RESULTS}/records/stage1_statistics.json",
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
-        code=code_hash("analysis.stats"),
+        code=code_hash("analysis.stats.study_stage1"),
     log:
         f"{LOGS}/stage1_statistics.log",
     resources:
@@ -34,7 +34,7 @@ rule stage2_statistics:
         kappa_matrix=f"{RESULTS}/stage2/kappa_matrix.parquet",
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
-        code=code_hash("analysis.stats"),
+        code=code_hash("analysis.stats.study_stage2"),
     log:
         f"{LOGS}/stage2_statistics.log",
     resources:
@@ -58,7 +58,7 @@ rule stage3_statistics:
         records=f"{RESULTS}/records/stage3_statistics.json",
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
-        code=code_hash("analysis.stats"),
+        code=code_hash("analysis.stats.study_stage3"),
     log:
         f"{LOGS}/stage3_statistics.log",
     resources:
