@@ -35,3 +35,15 @@ def test_real_data_builds_the_paper_with_real_stage2_numbers(
     # The snapshot has no stage-3 human ratings: those keys are absent, never zero.
     assert not any(key.startswith("stage3.mean_rating.") for key in numbers)
     assert all(Path(i["path"]).parts[0] != "/" for r in numbers.values() for i in r["inputs"])
+
+    # The self-contained HTML report: figures with their captions, the rules, the config.
+    run_snakemake(
+        workflow_copy,
+        "--report",
+        "report.html",
+        "--config",
+        f"overrides=data=annotation_tool data.root={real_data_root}",
+    )
+    report = (workflow_copy / "report.html").read_text(encoding="utf-8", errors="replace")
+    assert report.lstrip().lower().startswith("<!doctype html")
+    assert "kappa_matrix" in report and "stage2_statistics" in report
