@@ -244,4 +244,3 @@ def validate(cfg: Any) -> None:
             OmegaConf.merge(OmegaConf.structured(schema), cfg[group])
         except Exception as err:  # omegaconf raises several error types; all mean a bad key
             raise ConfigError(f"config group '{group}': {err}") from err
-
