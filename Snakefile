@@ -24,6 +24,7 @@ FIGURE_FILES = []
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/model_calls.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/stage1.smk"
 include: "workflow/rules/stage2.smk"
@@ -40,3 +41,19 @@ rule all:
         "paper/build/paper.pdf",
         f"{RESULTS}/config.yaml",
     default_target: True
+
+
+rule resolved_config:
+    """The fully resolved Hydra config of this run, written next to the results."""
+    output:
+        f"{RESULTS}/config.yaml",
+    params:
+        cfg=CFG,
+    log:
+        f"{LOGS}/resolved_config.log",
+    resources:
+        mem_mb=200,
+    conda:
+        CONDA_ENV
+    script:
+        "workflow/scripts/resolved_config.py"

@@ -218,6 +218,7 @@ class LlmConfig:
     batch_poll_s: float = 30.0  # Batch API status poll interval
     batch_timeout_s: float = 90000.0  # stop waiting (the next run resumes the batch)
     progress: bool = True  # progress bar on stderr
+    shards: int = 1  # jobs per (model-call step, model): each asks one contiguous slice
 
 
 #: top-level group -> schema; groups not listed are validated by their own modules.
@@ -244,3 +245,7 @@ def validate(cfg: Any) -> None:
             OmegaConf.merge(OmegaConf.structured(schema), cfg[group])
         except Exception as err:  # omegaconf raises several error types; all mean a bad key
             raise ConfigError(f"config group '{group}': {err}") from err
+    if int(cfg["llm"]["shards"]) < 1:
+        raise ConfigError(
+            f"llm.shards must be at least 1 (jobs per call set), got {cfg['llm']['shards']}"
+        )

@@ -8,10 +8,12 @@ reads as plain containers (a ``DictConfig`` would be silently dropped from the b
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib.util
 import json
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,26 +83,67 @@ def subtree(cfg: dict[str, Any], *paths: str) -> dict[str, Any]:
     return out
 
 
+def stage_models(cfg: Mapping[str, Any], stage: str, role: str) -> list[str]:
+    """Models of one step: ``stages.<stage>.<role>``, or every model of ``models`` when null."""
+    configured = sorted(cfg["models"] or {})
+    chosen = cfg["stages"][stage][role]
+    if chosen is None:
+        return configured
+    unknown = sorted(set(chosen) - set(configured))
+    if unknown:
+        raise ConfigError(
+            f"stages.{stage}.{role} names {unknown}, which are not in the models group "
+            f"(configured: {configured})"
+        )
+    return sorted(chosen)
+
+
 def config_hash(value: Any) -> str:
     """Stable sha256 of a plain config value (sorted keys, no whitespace)."""
     blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _module_files(module: str, *, whole_package: bool = True) -> list[Path]:
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None and not spec.submodule_search_locations:
+def _locate(module: str) -> tuple[Path, bool] | None:
+    """(source path, is a package) of a module, found on disk without importing anything.
+
+    ``importlib.util.find_spec("a.b")`` imports package ``a`` first, and the Snakefile would
+    then import every library the hashed packages use (scipy, openai, ...) at each parse.
+    Only the top-level package is looked up; submodules are files under its folder.
+    """
+    top, *rest = module.split(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        return None
+    if spec.submodule_search_locations is None:
+        return (Path(spec.origin), False) if not rest and spec.origin else None
+    for location in spec.submodule_search_locations:
+        path = Path(location).joinpath(*rest)
+        if (path / "__init__.py").is_file():
+            return path / "__init__.py", True
+        if rest and path.with_suffix(".py").is_file():
+            return path.with_suffix(".py"), False
+    return None
+
+
+@functools.cache
+def _module_files(module: str, *, whole_package: bool = True) -> tuple[Path, ...]:
+    found = _locate(module)
+    if found is None:
         raise ConfigError(f"code_hash: no module named '{module}'")
-    if spec.submodule_search_locations and (whole_package or spec.origin is None):
-        files: list[Path] = []
-        for location in spec.submodule_search_locations:
-            files.extend(sorted(Path(location).rglob("*.py")))
-        return files
-    return [Path(spec.origin)]
+    path, is_package = found
+    if is_package and whole_package:
+        return tuple(sorted(path.parent.rglob("*.py")))
+    return (path,)
 
 
-def _project_imports(path: Path) -> set[str]:
-    """Package modules a source file imports (``import analysis.x``, ``from analysis.x ...``)."""
+@functools.cache
+def _project_imports(path: Path) -> frozenset[str]:
+    """Package modules a source file imports (``import analysis.x``, ``from analysis.x ...``).
+
+    Cached: the Snakefile hashes the code of every rule at parse time, and the rules share
+    most of their modules, so each file is parsed once per workflow evaluation.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -109,13 +152,13 @@ def _project_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.split(".")[0] == _PACKAGE:
                 found.add(node.module)
-                for alias in node.names:  # `from analysis.stats import bootstrap` names a module
-                    candidate = f"{node.module}.{alias.name}"
-                    if importlib.util.find_spec(node.module).submodule_search_locations and (
-                        importlib.util.find_spec(candidate) is not None
-                    ):
-                        found.add(candidate)
-    return found
+                # `from analysis.stats import bootstrap` names a module, not only a symbol
+                found.update(
+                    f"{node.module}.{alias.name}"
+                    for alias in node.names
+                    if _locate(f"{node.module}.{alias.name}") is not None
+                )
+    return frozenset(found)
 
 
 def code_files(*modules: str) -> list[Path]:

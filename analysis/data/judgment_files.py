@@ -144,11 +144,18 @@ def _stage1_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str,
         )
 
 
-def _stage2_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str, raw: str) -> None:
+def _stage2_pair(
+    b: RowCollector, rec: Rec, task: int, index_key: str, index: int
+) -> tuple[str, str, Any | None]:
+    """(user, prompt id, task-5 item or None) of one stage-2 record, human or model.
+
+    A final-round (task 5) record points at a line of task5_items, which fixes its user and
+    prompt; a pilot record points at a prompt sample of its user.
+    """
     user_id = rec.req("user_id", str)
-    round_ = TASK_ROUNDS[task]
+    pair = None
     if task == 5:
-        pair = line_of(b.stage2_pairs, rec, "index", index, "extracted/task5_items.jsonl")
+        pair = line_of(b.stage2_pairs, rec, index_key, index, "extracted/task5_items.jsonl")
         if pair.user_id != user_id:
             raise rec.error(
                 "user_id", f"item {index} of task5_items is user {pair.user_id[:16]}..."
@@ -163,6 +170,25 @@ def _stage2_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str,
         prompt_index = b.sample_of(rec, index, user_id, rec.opt("prompt_index", int))
     prompt = b.add_prompt(rec, prompt_index, rec.opt("prompt_text", str))
     b.ref_user(user_id, rec)
+    return user_id, prompt, pair
+
+
+def _stage2_attribute(
+    b: RowCollector, node: Rec, pair: Any | None, index: int, user_id: str, text: str
+) -> str:
+    """The attribute id a stage-2 vote is about: one of the task-5 item's profile attributes,
+    or (pilot rounds) an attribute the record itself introduces."""
+    if pair is None:
+        return b.add_attribute(node, user_id, text, "stage2_pilot")
+    aid = pair.attributes.get(text)
+    if aid is None:
+        raise node.error("attribute", f"not a profile attribute of item {index} of task5_items")
+    return aid
+
+
+def _stage2_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str, raw: str) -> None:
+    round_ = TASK_ROUNDS[task]
+    user_id, prompt, pair = _stage2_pair(b, rec, task, "index", index)
     judgments = rec.children("relevance_judgments")
     if not judgments:
         b.skip(rec, "relevance_judgments", "empty_record", "record holds no judgments")
@@ -200,14 +226,7 @@ def _stage2_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str,
                 b.skip(judgment, "relevant", "null_label", "relevant is null")
                 continue
             vote = value
-        if task == 5:
-            aid = pair.attributes.get(text)
-            if aid is None:
-                raise judgment.error(
-                    "attribute", f"not a profile attribute of item {index} of task5_items"
-                )
-        else:
-            aid = b.add_attribute(judgment, user_id, text, "stage2_pilot")
+        aid = _stage2_attribute(b, judgment, pair, index, user_id, text)
         b.add_vote(
             judgment,
             "attribute",
@@ -292,25 +311,7 @@ def read_model_votes(b: RowCollector, mf: ModelFile) -> None:
                 "sample_index", f"duplicate annotation: sample already voted on ({seen[index]})"
             )
         seen[index] = rec.origin()
-        user_id = rec.req("user_id", str)
-        if mf.task == 5:
-            pair = line_of(
-                b.stage2_pairs, rec, "sample_index", index, "extracted/task5_items.jsonl"
-            )
-            if pair.user_id != user_id:
-                raise rec.error(
-                    "user_id", f"item {index} of task5_items is user {pair.user_id[:16]}..."
-                )
-            given = rec.opt("prompt_index", int)
-            if given is not None and given != pair.prompt_index:
-                raise rec.error(
-                    "prompt_index", f"item {index} of task5_items has prompt {pair.prompt_index}"
-                )
-            prompt_index = pair.prompt_index
-        else:
-            prompt_index = b.sample_of(rec, index, user_id, rec.opt("prompt_index", int))
-        prompt = b.add_prompt(rec, prompt_index, rec.opt("prompt_text", str))
-        b.ref_user(user_id, rec)
+        user_id, prompt, pair = _stage2_pair(b, rec, mf.task, "sample_index", index)
         votes = rec.children("items")
         if not votes:
             b.skip(rec, "items", "empty_record", "record holds no votes")
@@ -327,14 +328,7 @@ def read_model_votes(b: RowCollector, mf: ModelFile) -> None:
             if vote is None:
                 b.skip(v, "relevant", "null_label", "relevant is null")
                 continue
-            if mf.task == 5:
-                aid = pair.attributes.get(text)
-                if aid is None:
-                    raise v.error(
-                        "attribute", f"not a profile attribute of item {index} of task5_items"
-                    )
-            else:
-                aid = b.add_attribute(v, user_id, text, "stage2_pilot")
+            aid = _stage2_attribute(b, v, pair, index, user_id, text)
             b.add_vote(
                 v,
                 "relevant",

@@ -48,13 +48,19 @@ def _write_predictions(path: str | Path, frame: pd.DataFrame) -> None:
     frame.reset_index(drop=True).to_parquet(path, index=False)
 
 
-def _finish(
+def _publish(
+    bundle: dict[str, Any],
+    predictions: pd.DataFrame,
     records: list[Record],
+    *,
     inputs: Mapping[str, str],
     outputs: Mapping[str, str],
     cfg: Mapping[str, Any],
     rule: str,
 ) -> list[Record]:
+    """Every output of an intervention rule: model file, predictions and records."""
+    _write_model(outputs["model"], bundle, inputs)
+    _write_predictions(outputs["predictions"], predictions)
     write_records(records, outputs["records"], rule=rule, inputs=list(inputs.values()), config=cfg)
     log.info("%s: %d records", rule, len(records))
     return records
@@ -78,29 +84,24 @@ def run_attribute_verifier(
         s.learn,
         seed,
     )
+    where = {"inputs": inputs, "outputs": outputs, "cfg": cfg, "rule": rule}
     if result is None:
-        _write_model(outputs["model"], {"trained": False, "reason": "no human labels"}, inputs)
-        _write_predictions(outputs["predictions"], pd.DataFrame())
-        return _finish([], inputs, outputs, cfg, rule)
-    _write_model(
-        outputs["model"],
-        {
-            "trained": True,
-            "round": result.round,
-            "estimator": result.model,
-            "threshold": result.threshold,
-            "positive_class": "unsupported",
-            "feature_names": result.feature_names,
-            "seed": seed,
-        },
-        inputs,
-    )
-    _write_predictions(outputs["predictions"], result.predictions)
+        untrained = {"trained": False, "reason": "no human labels"}
+        return _publish(untrained, pd.DataFrame(), [], **where)
     cv = s.learn.verifier
+    bundle = {
+        "trained": True,
+        "round": result.round,
+        "estimator": result.model,
+        "threshold": result.threshold,
+        "positive_class": "unsupported",
+        "feature_names": result.feature_names,
+        "seed": seed,
+    }
     records = verifier_records(
         result, s.stats, seed, cv.learner, list(cv.bootstrap_units), s.learn.min_clusters
     )
-    return _finish(records, inputs, outputs, cfg, rule)
+    return _publish(bundle, result.predictions, records, **where)
 
 
 def run_relevance_classifier(
@@ -122,25 +123,20 @@ def run_relevance_classifier(
         s.learn,
         seed,
     )
-    _write_model(
-        outputs["model"],
-        {
-            "trained": bool(results),
-            "rounds": {
-                r.round: {
-                    "estimator": r.model,
-                    "threshold": r.threshold,
-                    "mode": r.mode,
-                    "feature_names": r.feature_names,
-                }
-                for r in results
-            },
-            "seed": seed,
+    bundle = {
+        "trained": bool(results),
+        "rounds": {
+            r.round: {
+                "estimator": r.model,
+                "threshold": r.threshold,
+                "mode": r.mode,
+                "feature_names": r.feature_names,
+            }
+            for r in results
         },
-        inputs,
-    )
+        "seed": seed,
+    }
     preds = [r.predictions.assign(round=r.round) for r in results]
-    _write_predictions(outputs["predictions"], pd.concat(preds) if preds else pd.DataFrame())
     rc = s.learn.relevance
     records = relevance_records(
         results,
@@ -151,7 +147,9 @@ def run_relevance_classifier(
         s.learn.min_clusters,
         rc.min_reference_items,
     )
-    return _finish(records, inputs, outputs, cfg, rule)
+    predictions = pd.concat(preds) if preds else pd.DataFrame()
+    where = {"inputs": inputs, "outputs": outputs, "cfg": cfg, "rule": rule}
+    return _publish(bundle, predictions, records, **where)
 
 
 def run_reward_models(
@@ -170,22 +168,17 @@ def run_reward_models(
         s.learn,
         seed,
     )
+    where = {"inputs": inputs, "outputs": outputs, "cfg": cfg, "rule": rule}
     if result is None:
-        _write_model(outputs["model"], {"trained": False, "reason": "no human ratings"}, inputs)
-        _write_predictions(outputs["predictions"], pd.DataFrame())
-        return _finish([], inputs, outputs, cfg, rule)
-    _write_model(
-        outputs["model"],
-        {
-            "trained": True,
-            "round": result.round,
-            "estimators": result.models,
-            "feature_names": result.feature_names,
-            "seed": seed,
-        },
-        inputs,
-    )
-    _write_predictions(outputs["predictions"], result.predictions)
+        untrained = {"trained": False, "reason": "no human ratings"}
+        return _publish(untrained, pd.DataFrame(), [], **where)
+    bundle = {
+        "trained": True,
+        "round": result.round,
+        "estimators": result.models,
+        "feature_names": result.feature_names,
+        "seed": seed,
+    }
     rc = s.learn.reward
     records = reward_records(
         result,
@@ -196,4 +189,4 @@ def run_reward_models(
         s.learn.min_clusters,
         rc.min_ceiling_examples,
     )
-    return _finish(records, inputs, outputs, cfg, rule)
+    return _publish(bundle, result.predictions, records, **where)

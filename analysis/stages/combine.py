@@ -11,7 +11,7 @@ user runs gpt-5.4 with this project's prompts on the real data) is filed as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -41,29 +41,42 @@ def _combine(table: str, imported: pd.DataFrame, rows: Sequence[Mapping[str, Any
     return _finish(table, pd.concat([imported, added], ignore_index=True))
 
 
+def _combine_raters(
+    table: str,
+    imported: pd.DataFrame,
+    model_tables: Sequence[pd.DataFrame],
+    prompt_version: str,
+    rows_of: Callable[[pd.DataFrame, str], list[dict[str, Any]]],
+) -> pd.DataFrame:
+    """Imported rows plus ``rows_of(model table, rater name)`` for each model that has rows."""
+    rows: list[dict[str, Any]] = []
+    for t in model_tables:
+        if len(t):
+            name = rater_name(str(t["model"].iloc[0]), imported["rater"], prompt_version)
+            rows += rows_of(t, name)
+    return _combine(table, imported, rows)
+
+
 def combine_attribute_judgments(
     imported: pd.DataFrame, verifier_tables: Sequence[pd.DataFrame], prompt_version: str
 ) -> pd.DataFrame:
     """Human (and imported) judgments plus each verifier's accepted/rejected labels."""
-    rows: list[dict[str, Any]] = []
-    for t in verifier_tables:
-        if len(t):
-            model = str(t["model"].iloc[0])
-            name = rater_name(model, imported["rater"], prompt_version)
-            rows += verification.verifier_judgments(t, imported, name)
-    return _combine("attribute_judgments", imported, rows)
+    return _combine_raters(
+        "attribute_judgments",
+        imported,
+        verifier_tables,
+        prompt_version,
+        lambda t, name: verification.verifier_judgments(t, imported, name),
+    )
 
 
 def combine_relevance_votes(
     imported: pd.DataFrame, vote_tables: Sequence[pd.DataFrame], prompt_version: str
 ) -> pd.DataFrame:
     """Imported votes (humans, majority, imported models) plus each workflow model's votes."""
-    rows: list[dict[str, Any]] = []
-    for t in vote_tables:
-        if len(t):
-            name = rater_name(str(t["model"].iloc[0]), imported["rater"], prompt_version)
-            rows += relevance.model_votes(t, name)
-    return _combine("relevance_votes", imported, rows)
+    return _combine_raters(
+        "relevance_votes", imported, vote_tables, prompt_version, relevance.model_votes
+    )
 
 
 def combine_responses(
@@ -96,12 +109,9 @@ def combine_preference_ratings(
     imported: pd.DataFrame, judge_tables: Sequence[pd.DataFrame], prompt_version: str
 ) -> pd.DataFrame:
     """Imported human and model-judge ratings plus each workflow judge's mapped ratings."""
-    rows: list[dict[str, Any]] = []
-    for t in judge_tables:
-        if len(t):
-            name = rater_name(str(t["model"].iloc[0]), imported["rater"], prompt_version)
-            rows += judging.model_ratings(t, name)
-    return _combine("preference_ratings", imported, rows)
+    return _combine_raters(
+        "preference_ratings", imported, judge_tables, prompt_version, judging.model_ratings
+    )
 
 
 def parse_failure_table(outputs: Sequence[tuple[str, str, pd.DataFrame]]) -> pd.DataFrame:

@@ -82,6 +82,7 @@ def caller_from_config(
     stage: str,
     prompt_version: str,
     overrides: str | None = None,
+    shard: str = "0",
 ) -> ModelCaller:
     """A :class:`ModelCaller` from the ``models.<name>`` and ``llm`` config subtrees."""
     from analysis.llm.models import model_from_config
@@ -93,5 +94,6 @@ def caller_from_config(
         mode=str(llm_cfg["mode"]),
         prompt_version=prompt_version,
         settings=CallSettings.from_config(llm_cfg),
+        shard=shard,
         overrides=overrides,
     )

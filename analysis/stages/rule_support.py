@@ -7,13 +7,17 @@ want the nested shape; :func:`nested` rebuilds it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from analysis.stages.prompts import PromptSet
+from analysis.stages.shards import Shard, write_shard_table
+
+if TYPE_CHECKING:
+    from analysis.stages.steps import CallStep
 
 
 def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -28,49 +32,28 @@ def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def stage_models(cfg: Mapping[str, Any], stage: str, role: str) -> list[str]:
-    """Models of one step: ``stages.<stage>.<role>``, or every model of ``models`` when null."""
-    from analysis.workflow_config import ConfigError
+def run_model_step(smk: Any, step: CallStep) -> pd.DataFrame:
+    """Run one shard of one model-call step for the job's ``{model}`` and write its table.
 
-    configured = sorted(cfg["models"] or {})
-    chosen = cfg["stages"][stage][role]
-    if chosen is None:
-        return configured
-    unknown = sorted(set(chosen) - set(configured))
-    if unknown:
-        raise ConfigError(
-            f"stages.{stage}.{role} names {unknown}, which are not in the models group "
-            f"(configured: {configured})"
-        )
-    return sorted(chosen)
-
-
-def run_model_step(
-    smk: Any,
-    step: Callable[..., pd.DataFrame],
-    stage: str,
-    tables: Mapping[str, pd.DataFrame],
-) -> pd.DataFrame:
-    """Run one model-call step for the job's ``{model}`` and write its table.
-
-    ``tables`` are the step's leading DataFrame arguments, in order; config, prompts, the
-    caller and the seed are taken from the rule's params.
+    The job's ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config
+    params) is the shard count. Inputs are read by the step's input names, in its order.
     """
     from analysis.stages.requests import caller_from_config
 
     cfg = nested(smk.params.cfg)
+    shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
     prompts = PromptSet.from_config(cfg["prompts"])
     caller = caller_from_config(
         smk.wildcards.model,
         smk.params.model,
         cfg["llm"],
-        stage=stage,
+        stage=step.stage,
         prompt_version=prompts.version,
+        shard=shard.name,
     )
-    table = step(*tables.values(), cfg["stages"], prompts, caller, int(cfg["run"]["seed"]))
-    out = Path(smk.output.table)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_parquet(out, index=False)
+    tables = [read(smk.input[name]) for name in step.inputs]
+    table = step.run(*tables, cfg["stages"], prompts, caller, int(cfg["run"]["seed"]), shard=shard)
+    write_shard_table(table, smk.output.table)
     return table
 
 

@@ -3,12 +3,14 @@
 Each takes the canonical tables it reads, the config subtrees, and a ``caller`` bound to one
 model (:class:`analysis.stages.requests.ModelCaller`, or any callable with a ``model``
 attribute and the same signature), and returns that model's table with one row per item,
-parse failures included. Rule scripts only read inputs, call one of these and write.
+parse failures included; ``shard`` limits it to one slice of its items (config ``llm.shards``,
+:mod:`analysis.stages.shards`). :data:`CALL_STEPS` maps each model-call rule to its step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -17,6 +19,7 @@ from analysis.stages import controls, extraction, generation, judging, relevance
 from analysis.stages.labels import LabelRequest, label_request
 from analysis.stages.parsing import call_and_parse, parse_response_text
 from analysis.stages.prompts import PromptSet
+from analysis.stages.shards import WHOLE, Shard
 
 
 def _repair(stages_cfg: Mapping[str, Any]) -> dict[str, int]:
@@ -58,13 +61,15 @@ def extraction_step(
     prompts: PromptSet,
     caller: Any,
     seed: int,
+    *,
+    shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 1: attributes of each chosen conversation, as JSON (one row per conversation)."""
     from analysis.stages.requests import json_response_format
 
     cfg = stages_cfg["stage1"]
-    chosen = extraction.select_conversations(
-        conversations, cfg["max_conversations_per_model"], seed
+    chosen = shard.take(
+        extraction.select_conversations(conversations, cfg["max_conversations_per_model"], seed)
     )
     params = {
         "max_tokens": int(cfg["extraction_max_tokens"]),
@@ -100,11 +105,15 @@ def verification_step(
     prompts: PromptSet,
     caller: Any,
     seed: int,
+    *,
+    shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 1: SUPPORTED/UNSUPPORTED per chosen attribute (one row per attribute)."""
     cfg = stages_cfg["stage1"]
-    chosen = verification.select_attributes(
-        attributes, judgments, conversations, cfg["max_attributes_per_model"], seed
+    chosen = shard.take(
+        verification.select_attributes(
+            attributes, judgments, conversations, cfg["max_attributes_per_model"], seed
+        )
     )
     label, params = _label("supported", stages_cfg, caller, prompts, cfg["verification_max_tokens"])
     requests = verification.verification_requests(
@@ -127,11 +136,13 @@ def relevance_step(
     prompts: PromptSet,
     caller: Any,
     seed: int,
+    *,
+    shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 2: YES/NO per chosen item (one row per item)."""
     cfg = stages_cfg["stage2"]
-    chosen = relevance.select_items(
-        items, prompts_table, attributes, cfg["max_items_per_model"], seed
+    chosen = shard.take(
+        relevance.select_items(items, prompts_table, attributes, cfg["max_items_per_model"], seed)
     )
     label, params = _label("yes_no", stages_cfg, caller, prompts, cfg["vote_max_tokens"])
     requests = relevance.relevance_requests(
@@ -149,11 +160,13 @@ def generation_step(
     prompts: PromptSet,
     caller: Any,
     seed: int,
+    *,
+    shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 3: generic and personalized responses per chosen pair (one row per response)."""
     cfg = stages_cfg["stage3"]
     relevant = generation.relevant_attributes(votes)
-    pairs = generation.select_pairs(relevant, cfg["max_pairs_per_generator"], seed)
+    pairs = shard.take(generation.select_pairs(relevant, cfg["max_pairs_per_generator"], seed))
     requests, rows = generation.generation_requests(
         pairs,
         relevant,
@@ -198,12 +211,14 @@ def judging_step(
     prompts: PromptSet,
     caller: Any,
     seed: int,
+    *,
+    shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 3: one mapped 1-5 rating per chosen slot (one row per slot)."""
     cfg = stages_cfg["stage3"]
     _, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
-    chosen = judging.in_call_order(
-        judging.select_judge_items(items, cfg["max_ratings_per_judge"], seed)
+    chosen = shard.take(
+        judging.in_call_order(judging.select_judge_items(items, cfg["max_ratings_per_judge"], seed))
     )
     label, params = _label("rating", stages_cfg, caller, prompts, cfg["judge_max_tokens"])
     requests, orders = judging.judge_requests(
@@ -230,19 +245,24 @@ def controls_step(
     prompts: PromptSet,
     caller: Any,
     seed: int,
+    *,
+    shard: Shard = WHOLE,
 ) -> pd.DataFrame:
-    """Stage 3 controls switched on in config, on a prefix of the judging items."""
+    """Stage 3 controls switched on in config, on a prefix of the judging items.
+
+    The controls' requests form one list (control by control) and the shard takes its slice
+    of that list, so joined shards keep the unsharded control-major order.
+    """
     cfg = stages_cfg["stage3"]
     ccfg = cfg["controls"]
     relevant, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
     cap = min(int(ccfg["max_ratings_per_judge"]), int(cfg["max_ratings_per_judge"]))
     chosen = judging.in_call_order(judging.select_judge_items(items, cap, seed))
     label, params = _label("rating", stages_cfg, caller, prompts, cfg["judge_max_tokens"])
-    tables = []
-    for control in controls.CONTROLS:
-        if not ccfg[control]:
-            continue
-        requests, rows = controls.control_requests(
+    requests: list[Any] = []
+    rows: list[pd.DataFrame] = []
+    for control in (c for c in controls.CONTROLS if ccfg[c]):
+        control_requests, control_rows = controls.control_requests(
             chosen,
             control,
             texts,
@@ -254,8 +274,49 @@ def controls_step(
             answer_format=label.answer_format,
             pool=relevant,
         )
-        outcomes = _call_labels(requests, label, caller, prompts, stages_cfg)
-        tables.append(controls.control_table(rows, outcomes))
-    if not tables:
-        return controls.control_table(pd.DataFrame(columns=list(controls.CONTROL_COLUMNS[:-2])), [])
-    return pd.concat(tables, ignore_index=True)
+        requests += control_requests
+        rows.append(control_rows)
+    table = (
+        pd.concat(rows, ignore_index=True)
+        if rows
+        else pd.DataFrame(columns=list(controls.CONTROL_COLUMNS[:-2]))
+    )
+    outcomes = _call_labels(shard.take(requests), label, caller, prompts, stages_cfg)
+    return controls.control_table(shard.take(table), outcomes)
+
+
+@dataclass(frozen=True)
+class CallStep:
+    """What the workflow needs to run one step as a rule: its function, its call-store stage,
+    the rule's input names in the function's argument order, and what one row is."""
+
+    run: Callable[..., pd.DataFrame]
+    stage: str
+    inputs: tuple[str, ...]
+    unit: str
+
+
+JUDGE_INPUTS = ("responses", "votes", "ratings", "prompts", "attributes")
+
+#: model-call rule name -> its step (one rule script, workflow/scripts/model_calls.py, runs all)
+CALL_STEPS: dict[str, CallStep] = {
+    "attribute_extraction": CallStep(
+        extraction_step, extraction.STAGE, ("conversations",), "conversations"
+    ),
+    "attribute_verification": CallStep(
+        verification_step,
+        verification.STAGE,
+        ("attributes", "judgments", "conversations"),
+        "attributes",
+    ),
+    "model_relevance_votes": CallStep(
+        relevance_step, relevance.STAGE, ("relevance_items", "prompts", "attributes"), "items"
+    ),
+    "model_responses": CallStep(
+        generation_step, generation.STAGE, ("votes", "prompts", "attributes"), "responses"
+    ),
+    "model_preference_ratings": CallStep(judging_step, judging.STAGE, JUDGE_INPUTS, "slots"),
+    "model_control_ratings": CallStep(
+        controls_step, controls.STAGE, JUDGE_INPUTS, "control ratings"
+    ),
+}

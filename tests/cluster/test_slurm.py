@@ -1,6 +1,8 @@
 """The SLURM path, for real: a one-node cluster on localhost runs a workflow target through
 ``--profile workflow/profiles/slurm``; every job shows up COMPLETED in the scheduler's
 job-completion log, and the outputs are byte-identical to a local run of the same target.
+The SLURM run splits the model's relevance votes into two shards (``llm.shards=2``: two
+jobs, joined by a third); the local run does not shard, and the joined votes are the same.
 
 Nothing here is skipped: a machine where the cluster cannot be installed or started fails the
 test with the reason (CI is root on Debian, where it works; see ../shared/ENVIRONMENT.md).
@@ -19,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.cluster.local_slurm import (
     ClusterError,
@@ -31,10 +34,15 @@ from tests.conftest import make_workflow_copy, run_snakemake
 
 pytestmark = pytest.mark.slow
 
-#: a real target of the bundled world: its canonical tables (rule canonical_tables, which
-#: writes every table and its records) and the resolved config (rule resolved_config)
-TARGETS = ("results/bundled/tables/relevance_votes.parquet", "results/bundled/config.yaml")
-RULES = {"canonical_tables", "resolved_config"}
+#: real targets of the bundled world: its canonical tables (rule canonical_tables, which
+#: writes every table and its records), the resolved config (rule resolved_config) and
+#: SmolLM2's relevance votes, replayed from the committed call store (rule
+#: model_relevance_votes, once per shard, and rule model_call_table joining the shards)
+VOTES = "results/bundled/stage2/votes/smollm2-135m.v1.parquet"
+CONFIG = "results/bundled/config.yaml"
+TARGETS = ("results/bundled/tables/relevance_votes.parquet", CONFIG, VOTES)
+RULES = {"canonical_tables", "resolved_config", "model_relevance_votes", "model_call_table"}
+SHARDS = 2
 BUNDLED_WORLD = Path("data/raw/bundled")
 #: flags for this one-node cluster, on the command line and not in the profile: status checks
 #: after 1 s instead of the profile's 5, successful jobs' logs kept (their paths name the rule),
@@ -115,6 +123,8 @@ def test_workflow_target_runs_through_slurm_byte_identical_to_local(
             "workflow/profiles/slurm",
             *SLURM_FLAGS,
             *TARGETS,
+            "--config",
+            f"overrides=llm.shards={SHARDS}",
             timeout=300,
             check=False,
         )
@@ -127,6 +137,8 @@ def test_workflow_target_runs_through_slurm_byte_identical_to_local(
     submitted = {job: log for job, log in SUBMITTED.findall(output)}
     rule_of = {job: re.search(r"/rule_(\w+)/", log).group(1) for job, log in submitted.items()}
     assert set(rule_of.values()) == RULES, f"jobs submitted to SLURM: {rule_of}\n{output[-4000:]}"
+    shard_jobs = [job for job, rule in rule_of.items() if rule == "model_relevance_votes"]
+    assert len(shard_jobs) == SHARDS, f"one SLURM job per shard expected: {rule_of}"
 
     # The scheduler ran each of them to completion, in this copy.
     finished = slurm_cluster.completed_jobs()
@@ -139,9 +151,17 @@ def test_workflow_target_runs_through_slurm_byte_identical_to_local(
         assert entry["JobState"] == "COMPLETED", (rule, entry)
         assert Path(entry["WorkDir"]) == on_slurm.resolve(), (rule, entry)
 
+    # Byte-identical, shard files aside; the resolved configs differ in llm.shards only.
     via_slurm, via_local = _digests(on_slurm, "results"), _digests(local, "results")
     assert set(TARGETS) <= via_slurm.keys(), sorted(via_slurm)
+    shard_files = {k for k in via_slurm.keys() | via_local.keys() if "/shards/" in k}
+    assert len([k for k in shard_files if k in via_slurm]) == SHARDS, sorted(shard_files)
     differ = sorted(
-        k for k in via_slurm.keys() | via_local.keys() if via_slurm.get(k) != via_local.get(k)
+        k
+        for k in via_slurm.keys() | via_local.keys()
+        if k not in shard_files | {CONFIG} and via_slurm.get(k) != via_local.get(k)
     )
     assert not differ, f"SLURM and local outputs differ: {differ}"
+    configs = [yaml.safe_load((root / CONFIG).read_text()) for root in (on_slurm, local)]
+    assert (configs[0]["llm"].pop("shards"), configs[1]["llm"].pop("shards")) == (SHARDS, 1)
+    assert configs[0] == configs[1]

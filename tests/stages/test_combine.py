@@ -18,8 +18,8 @@ from analysis.stages.combine import (
     rater_name,
 )
 from analysis.stages.prompts import PromptSet
-from analysis.stages.rule_support import nested, stage_models
-from analysis.workflow_config import ConfigError
+from analysis.stages.rule_support import nested
+from analysis.workflow_config import ConfigError, stage_models
 from tests.stages.conftest import ScriptedCaller
 
 

@@ -2,40 +2,32 @@
 # the MiniLM text embeddings the trained models read. Model-call rules run once per model of
 # the step's list (config stages.stage1.*); the prompt version is part of every output path.
 
-from analysis.stages.rule_support import stage_models
-
-PROMPT_VERSION = CFG["prompts"]["version"]
-MODEL_PATTERN = "[a-z0-9][a-z0-9._-]*"
-# The `models.<name>` subtree of one model-call job (its change reruns only that job).
-model_spec = lambda wildcards: CFG["models"][wildcards.model]
-
 EXTRACTORS = stage_models(CFG, "stage1", "extractors")
 VERIFIERS = stage_models(CFG, "stage1", "verifiers")
-STAGE_CODE = code_hash("analysis.stages", "analysis.llm")
-STAGE_COMMON = ("stages.repair_attempts", "stages.repair_echo_chars", "stages.label_format")
 
 
 rule attribute_extraction:
-    """One extractor's attributes (sentence, reason, confidence) of each sampled conversation."""
+    """One shard of one extractor's attributes (sentence, reason, confidence) per conversation."""
     input:
         conversations=f"{RESULTS}/tables/conversations.parquet",
     output:
-        table=f"{RESULTS}/stage1/extracted/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_shard("stage1/extracted"),
     wildcard_constraints:
         model=MODEL_PATTERN,
+        shard=r"\d+",
     params:
         cfg=subtree(CFG, *STAGE_COMMON, "stages.stage1", "prompts", "llm", "run.seed"),
         model=model_spec,
         code=STAGE_CODE,
     log:
-        f"{LOGS}/attribute_extraction.{{model}}.log",
+        f"{LOGS}/attribute_extraction.{{model}}.{{shard}}.log",
     resources:
         mem_mb=2000,
         api=1,
     conda:
         CONDA_ENV
     script:
-        "../scripts/attribute_extraction.py"
+        "../scripts/model_calls.py"
 
 
 rule merged_attributes:
@@ -87,28 +79,29 @@ RECORD_FILES.append(f"{RESULTS}/records/extracted_attribute_counts.json")
 
 
 rule attribute_verification:
-    """One verifier's SUPPORTED/UNSUPPORTED label per sampled stage-1 attribute."""
+    """One shard of one verifier's SUPPORTED/UNSUPPORTED label per stage-1 attribute."""
     input:
         attributes=f"{RESULTS}/tables/attributes.parquet",
         judgments=f"{RESULTS}/tables/attribute_judgments.parquet",
         conversations=f"{RESULTS}/tables/conversations.parquet",
     output:
-        table=f"{RESULTS}/stage1/verification/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_shard("stage1/verification"),
     wildcard_constraints:
         model=MODEL_PATTERN,
+        shard=r"\d+",
     params:
         cfg=subtree(CFG, *STAGE_COMMON, "stages.stage1", "prompts", "llm", "run.seed"),
         model=model_spec,
         code=STAGE_CODE,
     log:
-        f"{LOGS}/attribute_verification.{{model}}.log",
+        f"{LOGS}/attribute_verification.{{model}}.{{shard}}.log",
     resources:
         mem_mb=2000,
         api=1,
     conda:
         CONDA_ENV
     script:
-        "../scripts/attribute_verification.py"
+        "../scripts/model_calls.py"
 
 
 rule attribute_judgments:

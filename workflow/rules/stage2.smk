@@ -5,28 +5,29 @@ VOTERS = stage_models(CFG, "stage2", "voters")
 
 
 rule model_relevance_votes:
-    """One model's YES/NO vote per sampled final-round relevance item."""
+    """One shard of one model's YES/NO votes per sampled final-round relevance item."""
     input:
         relevance_items=f"{RESULTS}/tables/relevance_items.parquet",
         prompts=f"{RESULTS}/tables/prompts.parquet",
         attributes=f"{RESULTS}/tables/attributes.parquet",
     output:
-        table=f"{RESULTS}/stage2/votes/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_shard("stage2/votes"),
     wildcard_constraints:
         model=MODEL_PATTERN,
+        shard=r"\d+",
     params:
         cfg=subtree(CFG, *STAGE_COMMON, "stages.stage2", "prompts", "llm", "run.seed"),
         model=model_spec,
         code=STAGE_CODE,
     log:
-        f"{LOGS}/model_relevance_votes.{{model}}.log",
+        f"{LOGS}/model_relevance_votes.{{model}}.{{shard}}.log",
     resources:
         mem_mb=2000,
         api=1,
     conda:
         CONDA_ENV
     script:
-        "../scripts/model_relevance_votes.py"
+        "../scripts/model_calls.py"
 
 
 rule relevance_votes:

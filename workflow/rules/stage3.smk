@@ -14,28 +14,29 @@ JUDGE_INPUTS = dict(
 
 
 rule model_responses:
-    """One generator's generic and personalized response per sampled (user, prompt) pair."""
+    """One shard of one generator's generic and personalized responses per (user, prompt) pair."""
     input:
         votes=f"{RESULTS}/tables/relevance_votes.parquet",
         prompts=f"{RESULTS}/tables/prompts.parquet",
         attributes=f"{RESULTS}/tables/attributes.parquet",
     output:
-        table=f"{RESULTS}/stage3/generated/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_shard("stage3/generated"),
     wildcard_constraints:
         model=MODEL_PATTERN,
+        shard=r"\d+",
     params:
         cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
         model=model_spec,
         code=STAGE_CODE,
     log:
-        f"{LOGS}/model_responses.{{model}}.log",
+        f"{LOGS}/model_responses.{{model}}.{{shard}}.log",
     resources:
         mem_mb=2000,
         api=1,
     conda:
         CONDA_ENV
     script:
-        "../scripts/model_responses.py"
+        "../scripts/model_calls.py"
 
 
 rule responses:
@@ -61,26 +62,27 @@ rule responses:
 
 
 rule model_preference_ratings:
-    """One judge's 1-5 rating (5 = personalized much better) per sampled rating slot."""
+    """One shard of one judge's 1-5 ratings (5 = personalized much better) per rating slot."""
     input:
         **JUDGE_INPUTS,
     output:
-        table=f"{RESULTS}/stage3/judged/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_shard("stage3/judged"),
     wildcard_constraints:
         model=MODEL_PATTERN,
+        shard=r"\d+",
     params:
         cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
         model=model_spec,
         code=STAGE_CODE,
     log:
-        f"{LOGS}/model_preference_ratings.{{model}}.log",
+        f"{LOGS}/model_preference_ratings.{{model}}.{{shard}}.log",
     resources:
         mem_mb=2000,
         api=1,
     conda:
         CONDA_ENV
     script:
-        "../scripts/model_preference_ratings.py"
+        "../scripts/model_calls.py"
 
 
 rule preference_ratings:
@@ -131,26 +133,27 @@ RECORD_FILES.append(f"{RESULTS}/records/explicit_mentions.json")
 
 
 rule model_control_ratings:
-    """One judge under the controls: no context, mismatched profile, swapped order."""
+    """One shard of one judge's ratings under the controls (no context, mismatched, swapped)."""
     input:
         **JUDGE_INPUTS,
     output:
-        table=f"{RESULTS}/stage3/controls/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_shard("stage3/controls"),
     wildcard_constraints:
         model=MODEL_PATTERN,
+        shard=r"\d+",
     params:
         cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
         model=model_spec,
         code=STAGE_CODE,
     log:
-        f"{LOGS}/model_control_ratings.{{model}}.log",
+        f"{LOGS}/model_control_ratings.{{model}}.{{shard}}.log",
     resources:
         mem_mb=2000,
         api=1,
     conda:
         CONDA_ENV
     script:
-        "../scripts/model_control_ratings.py"
+        "../scripts/model_calls.py"
 
 
 rule control_ratings:
