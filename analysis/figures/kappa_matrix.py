@@ -38,6 +38,8 @@ from analysis.figures.style import (
     style_context,
 )
 
+#: the largest side of one matrix cell (inches): a few raters do not make giant cells
+MAX_CELL_INCHES = 0.36
 NAME = "kappa_matrix"
 CODE = "analysis.figures.kappa_matrix:kappa_matrix_figure"
 TITLE = "Pairwise Cohen's kappa over human and model raters"
@@ -119,7 +121,11 @@ def kappa_matrix_figure(matrix: pd.DataFrame, records: Records) -> StudyFigure:
     vmin = min(0.0, math.floor(float(finite.min()) * 10) / 10) if finite.size else 0.0
     norm = Normalize(vmin=vmin, vmax=1.0)
     sizes = [len(p[2]) for p in panels]
-    height = min(4.8, 1.6 + 0.24 * max(sizes))
+    # Cells as large as the text width allows after each panel's rater names (~1 in) and the
+    # colour bar (~1.1 in), so that one round's matrix fills the width instead of leaving it
+    # empty beside a figure height chosen for several rounds.
+    cell = min(MAX_CELL_INCHES, (TEXT_WIDTH - 1.1 - 1.0 * len(panels)) / sum(sizes))
+    height = 1.9 + cell * max(sizes)
     fig = new_figure(
         NAME,
         CODE,

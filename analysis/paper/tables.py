@@ -287,6 +287,14 @@ DATASET_LABELS = {
 
 _CEILING = "human_vs_rest"
 
+STAGE1_AGREEMENT_LABELS = {
+    "stage1.alpha.human": r"Krippendorff's $\alpha$ (nominal), all judgments",
+    "stage1.kappa.human_human": r"Cohen's $\kappa$, mean over pairs of people",
+    "stage1.ceiling.kappa_human_vs_rest": (
+        r"Cohen's $\kappa$, each person vs the others' majority (accept or not)"
+    ),
+}
+
 TABLES: dict[str, RowTable | KeyListTable] = {
     t.name: t
     for t in (
@@ -311,8 +319,12 @@ TABLES: dict[str, RowTable | KeyListTable] = {
             "stage1_agreement",
             (
                 ("Agreement between people", r"^stage1\.(?:kappa|alpha|ceiling)\."),
-                ("Zero-shot model verifiers against people", r"^stage1\.verifier_agreement\."),
+                (
+                    r"Zero-shot model verifiers: Cohen's kappa with the human majority",
+                    r"^stage1\.verifier_agreement\.",
+                ),
             ),
+            labels=STAGE1_AGREEMENT_LABELS,
         ),
         RowTable(
             "stage2_agreement",
