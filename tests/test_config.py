@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from analysis.workflow_config import (
     ConfigError,
+    _project_imports,
     code_files,
     code_hash,
     compose_config,
@@ -113,3 +116,29 @@ def test_resolved_config_is_written_next_to_the_results(workflow_copy: Path) -> 
     )
     text = (workflow_copy / "results/bundled/config.yaml").read_text()
     assert "n_boot: 123" in text
+
+
+def _imports_by_parser(path: Path) -> set[str]:
+    """The project modules a file imports, as Python's own parser reads them."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "analysis")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "analysis":
+            found.add(node.module)
+            if importlib.util.find_spec(node.module).submodule_search_locations:  # a package
+                found.update(
+                    f"{node.module}.{a.name}"
+                    for a in node.names
+                    if importlib.util.find_spec(f"{node.module}.{a.name}") is not None
+                )
+    return found
+
+
+def test_code_hash_reads_the_same_imports_as_the_python_parser() -> None:
+    files = sorted((REPO_ROOT / "analysis").rglob("*.py"))
+    assert len(files) > 50
+    differ = {
+        str(p.relative_to(REPO_ROOT)): _imports_by_parser(p) ^ _project_imports(p) for p in files
+    }
+    assert not {k: v for k, v in differ.items() if v}
