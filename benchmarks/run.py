@@ -259,8 +259,9 @@ def readme_section(w: dict) -> str:
         f"{w['noop_rerun']['median_cpu_s']:.1f} CPU seconds starting snakemake: it imports "
         "every installed executor and storage plugin to build its command line, so the "
         "`cluster` extra (the Kubernetes client library above all) adds to every start; the "
-        "rest is evaluating the Snakefile (Hydra compose, the rule files' imports, code "
-        "hashes) and checking every output's metadata.",
+        "rest is evaluating the Snakefile (Hydra compose, the rule files' imports, the code "
+        "hash of every rule, read from the sources without importing them) and checking "
+        "every output's metadata.",
         "",
         f"Slowest jobs of the cold run: {slow or 'n/a'}. Peak memory is sampled every 0.2 s "
         "over snakemake and every job it runs (RSS summed, so shared pages count once per "

@@ -1,4 +1,4 @@
-"""The stage rules plan one job per configured model and none without models."""
+"""The stage rules plan one job per configured model and shard, and none without models."""
 
 from __future__ import annotations
 
@@ -36,9 +36,13 @@ def _planned(*overrides: str) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_one_job_per_model_and_none_without_models() -> None:
+def test_one_job_per_model_and_shard_and_none_without_models() -> None:
     with_model = _planned("models=default")
     assert {r: with_model.get(r) for r in MODEL_RULES} == dict.fromkeys(MODEL_RULES, 1)
+    assert with_model["model_call_table"] == len(MODEL_RULES)
+    sharded = _planned("models=default", "llm.shards=4")
+    assert {r: sharded.get(r) for r in MODEL_RULES} == dict.fromkeys(MODEL_RULES, 4)
+    assert sharded["model_call_table"] == len(MODEL_RULES)
     without = _planned("models=none")
     assert not MODEL_RULES & set(without)
     assert without["parse_failures"] == 1
