@@ -14,8 +14,9 @@ import pytest
 
 from analysis.llm.calls import CallResult, ChatRequest
 from analysis.stages.prompts import PromptSet
+from analysis.stages.requests import ModelCaller
 from analysis.stages.shards import Shard, join_shards, write_shard_table
-from analysis.stages.steps import CALL_STEPS
+from analysis.stages.steps import CALL_STEPS, relevance_step
 from analysis.workflow_config import ConfigError, compose_config
 from tests.stages.conftest import fake_spec
 
@@ -114,3 +115,29 @@ def test_joined_shards_are_the_unsharded_table(
     assert sum(map(len, shards)) == len(whole)
     pd.testing.assert_frame_equal(join_shards(shards), join_shards([whole]))
     assert _joined_file(shards, tmp_path / "sharded") == _joined_file([whole], tmp_path / "whole")
+
+
+def test_calls_recorded_in_shards_replay_unsharded_over_http(
+    world: dict[str, pd.DataFrame],
+    stages_cfg: dict[str, Any],
+    prompts: PromptSet,
+    scripted_server: Any,
+    tmp_path: Path,
+) -> None:
+    """Each shard job records into its own call-store file; replay reads them all, so a run
+    with another shard count (here: none) needs no new call."""
+    server = scripted_server(lambda body: '{"answer": "YES"}')
+    spec = fake_spec("fake-voter", server.base_url)
+    store = tmp_path / "calls"
+    args = (world["relevance_items"], world["prompts"], world["attributes"], stages_cfg, prompts)
+    shards = []
+    for i in range(3):
+        caller = ModelCaller(spec, "stage2_relevance", store, "record", "v1", shard=str(i))
+        shards.append(relevance_step(*args, caller, 7, shard=Shard(i, 3)))
+    files = sorted(p.name for p in (store / "stage2_relevance" / "fake-voter").glob("*.jsonl"))
+    assert files == ["0.jsonl", "1.jsonl", "2.jsonl"]
+    recorded = len(server.bodies)
+    replay = ModelCaller(spec, "stage2_relevance", store, "replay", "v1")
+    whole = relevance_step(*args, replay, 7)
+    assert len(server.bodies) == recorded  # nothing asked again
+    pd.testing.assert_frame_equal(join_shards(shards), join_shards([whole]))
