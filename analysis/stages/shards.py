@@ -64,7 +64,7 @@ def text_columns_typed(table: pd.DataFrame) -> pd.DataFrame:
         name
         for name in table.columns
         if table[name].dtype == object
-        and table[name].map(lambda v: v is None or isinstance(v, str) or pd.isna(v)).all()
+        and pd.api.types.infer_dtype(table[name], skipna=True) in ("string", "empty")
     ]
     return table.astype(dict.fromkeys(text, "str")) if text else table
 
