@@ -12,7 +12,7 @@ ordinal model (one logistic regression per cut ``rating > k``, Frank & Hall 2001
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from analysis.config_schema import GradientBoostingConfig
+from analysis.learn.splits import Fold
 
 
 def make_classifier(
@@ -243,6 +244,49 @@ def fit_fold_classifier(
     _, model, param = best
     threshold = best_f1_threshold(y[val], positive_score(model, X[val]))
     return FoldFit(model, param, threshold, "validation")
+
+
+@dataclass(frozen=True)
+class CrossFit:
+    """Out-of-fold results of one classifier over folds: each row scored by the model that
+    did not see it (rows in no test part keep NaN / False / fold -1)."""
+
+    score: np.ndarray
+    predicted: np.ndarray
+    fold_of: np.ndarray
+    thresholds: list[float]
+    params: list[float | None]
+    sources: list[str]
+    last_model: Pipeline | None
+
+
+def cross_fit_classifier(
+    factory: Callable[[float | None], Pipeline],
+    grid: Sequence[float] | None,
+    X: np.ndarray,
+    y: np.ndarray,
+    folds: Iterable[Fold],
+) -> CrossFit:
+    """:func:`fit_fold_classifier` on every fold; its test rows scored and cut at its threshold."""
+    score = np.full(len(y), np.nan)
+    predicted = np.zeros(len(y), dtype=bool)
+    fold_of = np.full(len(y), -1)
+    thresholds: list[float] = []
+    params: list[float | None] = []
+    sources: list[str] = []
+    model: Pipeline | None = None
+    for fold in folds:
+        fit = fit_fold_classifier(factory, grid, X, y, fold.train, fold.val)
+        model, threshold = fit.model, fit.threshold
+        assert threshold is not None
+        test_score = positive_score(model, X[fold.test])
+        score[fold.test] = test_score
+        predicted[fold.test] = test_score >= threshold
+        fold_of[fold.test] = fold.index
+        thresholds.append(threshold)
+        params.append(fit.param)
+        sources.append(fit.tuned_on)
+    return CrossFit(score, predicted, fold_of, thresholds, params, sources, model)
 
 
 def fit_fold_regressor(

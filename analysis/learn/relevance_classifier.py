@@ -23,12 +23,7 @@ from sklearn.pipeline import Pipeline
 
 from analysis.config_schema import LearnConfig
 from analysis.learn.features import Embeddings, FeatureError, relevance_features
-from analysis.learn.learners import (
-    classifier_factory,
-    fit_fold_classifier,
-    most_common,
-    positive_score,
-)
+from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
 from analysis.learn.splits import Fold, given_split, grouped_folds
 
 log = logging.getLogger(__name__)
@@ -181,38 +176,21 @@ def train_relevance_classifier(
             log.info("relevance classifier: round %s has < 3 prompts; skipped", round_)
             return None
         folds = list(grouped_folds(prompts_of, learn.n_folds, learn.inner_val_fraction, seed))
-    score = np.full(len(y), np.nan)
-    predicted = np.zeros(len(y), dtype=bool)
-    fold_of = np.full(len(y), -1)
-    thresholds: list[float] = []
-    params: list[float | None] = []
     factory, grid = classifier_factory(
         cfg.learner, cfg.C_grid, cfg.class_weight, learn.gradient_boosting, seed
     )
-    sources: list[str] = []
-    final: Pipeline | None = None
-    for f in folds:
-        fit = fit_fold_classifier(factory, grid, X, y, f.train, f.val)
-        model, threshold, source = fit.model, fit.threshold, fit.tuned_on
-        assert threshold is not None
-        params.append(fit.param)
-        s = positive_score(model, X[f.test])
-        score[f.test] = s
-        predicted[f.test] = s >= threshold
-        fold_of[f.test] = f.index
-        thresholds.append(threshold)
-        sources.append(source)
-        final = model
+    cv = cross_fit_classifier(factory, grid, X, y, folds)
+    final = cv.last_model
     if mode == "grouped_cv":  # the shipped model sees every prompt; its cut is the folds' median
-        final = factory(most_common(params))
+        final = factory(most_common(cv.params))
         final.fit(X, y)
     assert final is not None
     split = np.full(len(y), "cv", dtype=object)
     if mode == "given_split":
         split[folds[0].train], split[folds[0].val], split[folds[0].test] = "train", "val", "test"
-    evaluated = fold_of >= 0
+    evaluated = cv.fold_of >= 0
     predictions = labels.assign(
-        split=split, fold=fold_of, score=score, predicted=predicted, evaluated=evaluated
+        split=split, fold=cv.fold_of, score=cv.score, predicted=cv.predicted, evaluated=evaluated
     )
     refs = reference_votes(votes, baseline_votes, round_)
     refs = refs[refs["item_id"].isin(labels.loc[evaluated, "item_id"])].reset_index(drop=True)
@@ -222,10 +200,10 @@ def train_relevance_classifier(
         predictions=predictions,
         references=refs,
         model=final,
-        threshold=float(np.median(thresholds)),
+        threshold=float(np.median(cv.thresholds)),
         feature_names=fm.names,
-        threshold_sources=sources,
-        chosen_C=params,
+        threshold_sources=cv.sources,
+        chosen_C=cv.params,
     )
 
 

@@ -22,12 +22,7 @@ from sklearn.pipeline import Pipeline
 
 from analysis.config_schema import LearnConfig
 from analysis.learn.features import Embeddings, FeatureError, verifier_features
-from analysis.learn.learners import (
-    classifier_factory,
-    fit_fold_classifier,
-    most_common,
-    positive_score,
-)
+from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
 from analysis.learn.splits import grouped_folds
 
 log = logging.getLogger(__name__)
@@ -153,38 +148,23 @@ def train_verifier(
     X = fm.X
     y = ~acc["accepted"].to_numpy(dtype=bool)  # positive class: unsupported
     groups = acc["user_id"].to_numpy()
-    score = np.full(len(y), np.nan)
-    flagged = np.zeros(len(y), dtype=bool)
-    fold_of = np.full(len(y), -1)
-    thresholds: list[float] = []
-    params: list[float | None] = []
     factory, grid = classifier_factory(
         cfg.learner, cfg.C_grid, cfg.class_weight, learn.gradient_boosting, seed
     )
-    sources: list[str] = []
-    for fold in grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed):
-        fit = fit_fold_classifier(factory, grid, X, y, fold.train, fold.val)
-        model, threshold, source = fit.model, fit.threshold, fit.tuned_on
-        assert threshold is not None
-        params.append(fit.param)
-        s = positive_score(model, X[fold.test])
-        score[fold.test] = s
-        flagged[fold.test] = s >= threshold
-        fold_of[fold.test] = fold.index
-        thresholds.append(threshold)
-        sources.append(source)
-    final = factory(most_common(params))
+    folds = grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed)
+    cv = cross_fit_classifier(factory, grid, X, y, folds)
+    final = factory(most_common(cv.params))
     final.fit(X, y)
     predictions = acc.assign(
-        fold=fold_of, p_unsupported=score, flagged=flagged, kept=~flagged
+        fold=cv.fold_of, p_unsupported=cv.score, flagged=cv.predicted, kept=~cv.predicted
     ).reset_index(drop=True)
     return VerifierResult(
         round=round_,
         predictions=predictions,
         zero_shot=zero_shot_labels(judgments, pd.Index(acc["attribute_id"])),
         model=final,
-        threshold=float(np.median(thresholds)),
+        threshold=float(np.median(cv.thresholds)),
         feature_names=fm.names,
-        threshold_sources=sources,
-        chosen_C=params,
+        threshold_sources=cv.sources,
+        chosen_C=cv.params,
     )
