@@ -38,7 +38,7 @@ bench: install
 	$(PYTHON) benchmarks/run.py
 
 lint:
-	ruff check . && ruff format --check . && snakemake --lint
+	ruff check . && ruff format --check . && snakemake --lint && lint-imports
 
 clean:
 	rm -rf results logs figures/*/ paper/build paper/generated .snakemake

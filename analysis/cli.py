@@ -19,6 +19,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "calls": ("analysis.llm.cli", "call-store usage and cost per stage and model; --validate"),
     "trace": ("analysis.paper.trace", "print where one number comes from (JSON); --check"),
     "verify": ("analysis.paper.verify", "rebuild every number offline and diff against results"),
+    "numbers-diff": (
+        "analysis.paper.numbers_diff",
+        "compare the reported fields of two numbers.json",
+    ),
 }
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import json
 import re
 import shlex
 from collections.abc import Mapping
@@ -96,12 +95,6 @@ def stage_models(cfg: Mapping[str, Any], stage: str, role: str) -> list[str]:
             f"(configured: {configured})"
         )
     return sorted(chosen)
-
-
-def config_hash(value: Any) -> str:
-    """Stable sha256 of a plain config value (sorted keys, no whitespace)."""
-    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _locate(module: str) -> tuple[Path, bool] | None:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from analysis.provenance import config_hash
 from analysis.workflow_config import (
     ConfigError,
     _project_imports,
     code_files,
     code_hash,
     compose_config,
-    config_hash,
     parse_overrides,
     subtree,
 )

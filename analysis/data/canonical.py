@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.data.schemas import COLUMNS, KEYS, TABLE_NAMES, validate_tables
-from analysis.paper.records import dump_json
+from analysis.provenance import dump_json
 
 
 def sort_table(name: str, df: pd.DataFrame) -> pd.DataFrame:

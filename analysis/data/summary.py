@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 
 _CODE = "analysis.data.summary:dataset_size_records"
 

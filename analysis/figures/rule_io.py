@@ -13,7 +13,7 @@ from typing import Any
 
 from analysis.figures.estimates import Records
 from analysis.figures.style import StudyFigure, save_figure
-from analysis.paper.records import merge_record_files
+from analysis.provenance import merge_record_files
 
 
 def read_records(paths: str | Path | Iterable[str | Path]) -> Records:

@@ -30,7 +30,7 @@ from cycler import cycler
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from analysis.paper.records import dump_json, repo_relative, sha256_file
+from analysis.provenance import dump_json, repo_relative, sha256_file
 
 #: Okabe & Ito (2008) colour-blind-safe palette, plus a neutral grey
 OKABE_ITO: dict[str, str] = {

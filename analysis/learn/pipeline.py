@@ -23,7 +23,7 @@ from analysis.learn.relevance_classifier import train_relevance_rounds
 from analysis.learn.reward_model import train_reward_models
 from analysis.learn.settings import Settings, derive_seed, settings_from_params
 from analysis.learn.verifier import train_verifier
-from analysis.paper.records import Record, input_hashes, write_records
+from analysis.provenance import Record, input_hashes, write_records
 
 log = logging.getLogger(__name__)
 

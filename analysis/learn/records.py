@@ -47,7 +47,7 @@ from analysis.learn.relevance_classifier import RelevanceResult
 from analysis.learn.reward_model import RewardResult
 from analysis.learn.settings import derive_seed
 from analysis.learn.verifier import VerifierResult
-from analysis.paper.records import Record
+from analysis.provenance import Record
 
 UNIT_WORDS = {"user": "users", "prompt": "prompts", "item": "items"}
 

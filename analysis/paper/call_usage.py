@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.paper.records import Record, repo_relative
+from analysis.provenance import Record, repo_relative
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from analysis.paper.latex import escape_latex, escape_number, format_number
-from analysis.paper.records import RecordError
+from analysis.provenance import RecordError
 
 #: characters a key may contain: each is a plain character inside \csname and a hyperref name
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")

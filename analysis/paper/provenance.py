@@ -23,7 +23,7 @@ from typing import Any
 
 from analysis.paper.latex import escape_latex, escape_number, texttt
 from analysis.paper.macros import display_ci, display_value
-from analysis.paper.records import sha256_file, short_sha
+from analysis.provenance import sha256_file, short_sha
 
 #: at most this many config entries per row; the rest is summarised by the subtree's hash
 MAX_CONFIG_ENTRIES = 10

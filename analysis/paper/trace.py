@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import REPO_ROOT
-from analysis.paper.records import RecordError, load_numbers, sha256_file
+from analysis.provenance import RecordError, load_numbers, sha256_file
 
 
 def default_dataset(root: Path = REPO_ROOT) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import REPO_ROOT
-from analysis.paper.records import load_numbers
+from analysis.provenance import load_numbers
 
 #: outputs of a run: never copied into the fresh tree
 GENERATED = ("results/", "logs/", ".snakemake/", "paper/build/", "paper/generated/")

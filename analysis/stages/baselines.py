@@ -26,7 +26,7 @@ import pandas as pd
 from rank_bm25 import BM25Okapi
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stages.selection import derive_seed, split_groups
 
 BM25 = "bm25"

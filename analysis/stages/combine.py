@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.data.schemas import KEYS, SCHEMAS, make_table
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stages import judging, relevance, verification
 from analysis.stages.parsing import count_parse_outcomes
 

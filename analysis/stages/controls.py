@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stages.judging import (
     ITEM_KEY,
     item_key,

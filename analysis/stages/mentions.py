@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stages.baselines import tokenize
 from analysis.stages.mention_sample import CALIBRATION, CHECK, MentionCase
 

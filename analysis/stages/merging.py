@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import AgglomerativeClustering
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 
 ORIGINAL_COLUMNS = (
     "original_id",

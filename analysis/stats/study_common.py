@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stats.agreement import kappa_from_tables
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_counts
 

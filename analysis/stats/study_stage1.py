@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stats.bootstrap import bootstrap_agreement, bootstrap_pairwise_kappa
 from analysis.stats.study_common import (
     StatsSettings,

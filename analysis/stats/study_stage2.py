@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa
 from analysis.stats.intervals import wilson_interval
 from analysis.stats.study_common import (

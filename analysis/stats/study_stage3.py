@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.paper.records import Record
+from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult
 from analysis.stats.intervals import correlation_with_ci
 from analysis.stats.study_common import (

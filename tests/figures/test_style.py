@@ -22,7 +22,7 @@ from analysis.figures.style import (
     save_figure,
     sidecar_path,
 )
-from analysis.paper.records import sha256_file
+from analysis.provenance import sha256_file
 
 
 def pdf_info(data: bytes, key: str) -> str | None:

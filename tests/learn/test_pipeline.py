@@ -14,7 +14,7 @@ from analysis.learn.pipeline import (
     run_relevance_classifier,
     run_reward_models,
 )
-from analysis.paper.records import repo_relative
+from analysis.provenance import repo_relative
 from tests.learn.synthetic import stage1_world, stage2_world, stage3_world
 
 CFG = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.paper.records import Record, write_records
+from analysis.provenance import Record, write_records
 
 CODE = "tests.paper.fake_records:records"
 MODELS = ("sim-llm-alpha", "sim-llm-beta", "smollm2-135m")

@@ -9,7 +9,7 @@ import yaml
 
 from analysis import REPO_ROOT
 from analysis.paper import claims as C
-from analysis.paper.records import attach_provenance
+from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 
 

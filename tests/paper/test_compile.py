@@ -13,7 +13,7 @@ from analysis.paper import claims as C
 from analysis.paper.compile import LatexError, compile_paper
 from analysis.paper.macros import render_numbers_tex
 from analysis.paper.provenance import render_figures_tex, render_provenance_tex
-from analysis.paper.records import attach_provenance
+from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 from tests.paper.harness import make_paper_workdir
 

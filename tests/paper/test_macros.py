@@ -9,7 +9,7 @@ import pytest
 
 from analysis.paper.latex import escape_latex, escape_number
 from analysis.paper.macros import alias_for, alias_map, render_numbers_tex
-from analysis.paper.records import Record, RecordError, merge_record_files, write_records
+from analysis.provenance import Record, RecordError, merge_record_files, write_records
 
 HANDMADE = {
     "stage2.final.kappa.human_human": {

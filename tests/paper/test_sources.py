@@ -8,7 +8,6 @@ import pytest
 
 from analysis import REPO_ROOT
 from analysis.paper import claims as C
-from analysis.paper.records import attach_provenance
 from analysis.paper.source_check import (
     check_sources,
     hand_typed_numbers,
@@ -16,6 +15,7 @@ from analysis.paper.source_check import (
     keys_used,
 )
 from analysis.paper.tables import table_keys
+from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 
 

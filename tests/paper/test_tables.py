@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from analysis.paper.call_usage import shard_counts, store_shards, usage_records
-from analysis.paper.records import attach_provenance
 from analysis.paper.tables import TABLE_NAMES, TABLES, render_tables
+from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 
 

@@ -11,8 +11,8 @@ import pytest
 from analysis import REPO_ROOT
 from analysis.cli import main
 from analysis.paper.provenance import collect_figures, render_figures_tex, render_provenance_tex
-from analysis.paper.records import dump_json, sha256_file
 from analysis.paper.verify import data_root_override, diff_numbers, source_files, verify
+from analysis.provenance import dump_json, sha256_file
 
 KEY = "stage2.final.kappa.human_human"
 

@@ -4,7 +4,7 @@
 # the PDF and PNG carry the same source in their metadata. Figures a dataset cannot support
 # are written as labelled "not available in this dataset" panels so the paper always builds.
 
-FIGURE_CODE = code_hash("analysis.figures", "analysis.paper.records")
+FIGURE_CODE = code_hash("analysis.figures", "analysis.provenance")
 
 
 rule pipeline_figure:

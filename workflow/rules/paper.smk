@@ -23,7 +23,7 @@ rule call_usage:
         status=f"{RESULTS}/paper/call_usage.json",
     params:
         cfg=subtree(CFG, "llm.store"),
-        code=code_hash("analysis.paper.call_usage", "analysis.paper.records", "analysis.llm"),
+        code=code_hash("analysis.paper.call_usage", "analysis.provenance", "analysis.llm"),
     log:
         f"{LOGS}/call_usage.log",
     resources:
@@ -49,7 +49,7 @@ rule numbers:
         ),
         tex="paper/generated/numbers.tex",
     params:
-        code=code_hash("analysis.paper.records", "analysis.paper.macros", "analysis.paper.latex"),
+        code=code_hash("analysis.provenance", "analysis.paper.macros", "analysis.paper.latex"),
     log:
         f"{LOGS}/numbers.log",
     resources:

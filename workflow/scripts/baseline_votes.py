@@ -1,6 +1,6 @@
 """Rule baseline_votes: BM25 and MiniLM baselines thresholded on dev prompts, scored on eval."""
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stages.baselines import baseline_step
 from analysis.stages.embeddings import read_embedding_table
 from analysis.stages.rule_support import nested, read, write

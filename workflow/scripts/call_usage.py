@@ -1,7 +1,7 @@
 """Usage and cost of the stored model calls per stage and model, as records."""
 
 from analysis.paper.call_usage import shard_counts, usage_records
-from analysis.paper.records import attach_provenance, dump_json
+from analysis.provenance import attach_provenance, dump_json
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821

@@ -6,7 +6,7 @@ from pathlib import Path
 from analysis.data import read_dataset, resolve_root
 from analysis.data.canonical import write_skipped_report, write_tables
 from analysis.data.summary import dataset_size_records
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.workflow_io import rule_logging
 
 smk = snakemake  # noqa: F821

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from analysis.paper import claims
-from analysis.paper.records import dump_json, load_numbers
+from analysis.provenance import dump_json, load_numbers
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821

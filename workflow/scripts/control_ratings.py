@@ -1,6 +1,6 @@
 """Rule control_ratings: all judges' control ratings, position consistency and mean ratings."""
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stages.controls import combine_controls
 from analysis.stages.rule_support import nested, read, write
 from analysis.workflow_io import rule_logging

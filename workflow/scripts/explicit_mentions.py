@@ -1,6 +1,6 @@
 """Rule explicit_mentions: local explicit-mention detection per (response, slot attribute)."""
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.mentions import detector_records, mention_slots, mention_table
 from analysis.stages.rule_support import read, write

@@ -1,6 +1,6 @@
 """Rule extracted_attribute_counts: attributes per extractor before and after merging."""
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stages.merging import count_records
 from analysis.stages.rule_support import read
 from analysis.workflow_io import rule_logging

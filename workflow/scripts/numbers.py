@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from analysis.paper.macros import render_numbers_tex
-from analysis.paper.records import dump_json, merge_record_files
+from analysis.provenance import dump_json, merge_record_files
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821

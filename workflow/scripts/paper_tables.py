@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from analysis.paper.records import load_numbers
 from analysis.paper.tables import render_tables
+from analysis.provenance import load_numbers
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821

@@ -1,6 +1,6 @@
 """Rule parse_failures: per model and stage, items whose output stayed unreadable."""
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stages.combine import call_counts, parse_failure_records, parse_failure_table
 from analysis.stages.rule_support import read, write
 from analysis.workflow_io import rule_logging

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from analysis.paper.macros import alias_map
 from analysis.paper.provenance import collect_figures, render_figures_tex, render_provenance_tex
-from analysis.paper.records import load_numbers
 from analysis.paper.source_check import keys_guarded, keys_in_files
+from analysis.provenance import load_numbers
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821

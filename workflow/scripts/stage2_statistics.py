@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
 from analysis.workflow_io import rule_logging
 

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from analysis.paper.records import write_records
+from analysis.provenance import write_records
 from analysis.stats.study_stage3 import stage3_records
 from analysis.workflow_io import rule_logging
 

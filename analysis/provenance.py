@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.workflow_config import config_hash
-
 
 class RecordError(ValueError):
     """A record is malformed or two rules claim the same key."""
@@ -62,6 +60,12 @@ class Record:
     def display(self) -> str:
         """The value as the paper prints it."""
         return format(self.value, self.fmt)
+
+
+def config_hash(value: Any) -> str:
+    """Stable sha256 of a plain config value (sorted keys, no whitespace)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def sha256_file(path: Path | str) -> str:
