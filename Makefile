@@ -8,10 +8,17 @@ CORES ?= 8
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended texlive-science lmodern latexmk
-# A portable llama-cpp-python wheel shipped beside the repository (saves a ~6 min source build).
-LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-*.whl))
+# Python packages come from the hashed lock (requirements.lock, made by `make lock`). Two are
+# installed outside it, pinned by version, because their files differ per machine: the CPU build
+# of torch (PyPI's file of the same version pulls CUDA), and llama-cpp-python (a source build, or
+# the portable wheel shipped beside the repository, which saves a ~6 min build).
+TORCH_PIN := torch==2.13.0
+LLAMA_PIN := llama-cpp-python==0.3.36
+LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-0.3.36-*.whl))
+# Where `make lock` finds the CPU torch wheel and the llama wheel to resolve their dependencies.
+LOCK_FIND_LINKS ?= $(wildcard /opt/wheels ../shared/wheels)
 
-.PHONY: paper test install install-tex install-test lint clean bench
+.PHONY: paper test install install-tex install-python install-test lint clean bench lock
 
 paper: install
 	snakemake --cores $(CORES)
@@ -27,12 +34,28 @@ install-tex:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) poppler-utils; \
 	fi
 
-install: install-tex
-	$(PYTHON) -m pip install -q -e .
+# Where pip finds the CPU build of torch (e.g. TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu";
+# the default takes it from pip's own configuration).
+TORCH_INDEX ?=
 
-install-test: install-tex
-	$(if $(LLAMA_WHEEL),$(PYTHON) -m pip install -q "$(LLAMA_WHEEL)[server]",)
-	$(PYTHON) -m pip install -q -e ".[test,local-llm,cluster]"
+install-python:
+	$(PYTHON) -m pip install -q --require-hashes --no-deps -r requirements.lock
+	$(PYTHON) -m pip install -q --no-deps $(TORCH_INDEX) "$(TORCH_PIN)"
+	$(PYTHON) -m pip install -q --no-deps "$(if $(LLAMA_WHEEL),$(LLAMA_WHEEL),$(LLAMA_PIN))"
+	$(PYTHON) -m pip install -q --no-deps -e .
+
+install: install-tex install-python
+
+install-test: install
+
+# Re-pin requirements.lock from pyproject.toml (keeps existing pins unless pyproject needs others;
+# add --upgrade to move everything to the newest versions). Linux x86-64, Python 3.11.
+lock:
+	uv pip compile pyproject.toml --extra test --extra cluster --extra local-llm \
+		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes \
+		--no-emit-package torch --no-emit-package llama-cpp-python \
+		$(foreach d,$(LOCK_FIND_LINKS),--find-links $(d)) \
+		--no-header --annotation-style line -o requirements.lock
 
 bench: install
 	$(PYTHON) benchmarks/run.py
