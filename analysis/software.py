@@ -1,0 +1,92 @@
+"""Which software built the numbers: every installed Python package, TeX Live, latexmk, the OS.
+
+A reviewer who gets a different number must be able to tell whether the software differs. The
+hashed lock pins most packages; the ones installed outside it (the CPU build of torch,
+llama-cpp-python) are identified by a hash of their installed file list (``RECORD``: every
+file with its own sha256), because their version string alone does not say which build it is.
+The result is byte-stable on one machine (sorted keys, no timestamps, no paths).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from typing import Any
+
+#: Installed outside the hashed lock (their files differ per machine): identified by file hash.
+OUTSIDE_LOCK: tuple[str, ...] = ("torch", "llama-cpp-python")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _record_sha256(dist: importlib.metadata.Distribution) -> str | None:
+    text = dist.read_text("RECORD")
+    return hashlib.sha256(text.encode()).hexdigest() if text else None
+
+
+def _first_line(cmd: list[str]) -> str | None:
+    """The first line a tool prints about its version, or None where it is not installed."""
+    if shutil.which(cmd[0]) is None:
+        return None
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else None
+
+
+def _os_name() -> str:
+    try:
+        info = platform.freedesktop_os_release()
+        return info.get("PRETTY_NAME", info.get("NAME", platform.system()))
+    except OSError:
+        return platform.platform(terse=True)
+
+
+def installed_software() -> dict[str, Any]:
+    """``{python, os, machine, tex, latexmk, packages: {name: version}, outside_lock: {...}}``."""
+    packages: dict[str, str] = {}
+    outside: dict[str, dict[str, str | None]] = {}
+    for dist in importlib.metadata.distributions():
+        name = _canonical(dist.metadata["Name"] or "")
+        if not name or name in packages:
+            continue
+        packages[name] = dist.version
+        if name in OUTSIDE_LOCK:
+            outside[name] = {"version": dist.version, "record_sha256": _record_sha256(dist)}
+    latexmk = _first_line(["latexmk", "-v"])
+    return {
+        "python": platform.python_version(),
+        "os": _os_name(),
+        "machine": platform.machine(),
+        "tex": _first_line(["pdflatex", "--version"]),
+        "latexmk": latexmk.replace("Latexmk, ", "") if latexmk else None,
+        "packages": dict(sorted(packages.items())),
+        "outside_lock": dict(sorted(outside.items())),
+    }
+
+
+def software_differences(built: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """Human-readable differences between the software that built numbers and the current one."""
+    out: list[str] = []
+    for key in ("python", "os", "machine", "tex", "latexmk"):
+        if built.get(key) != now.get(key):
+            out.append(f"{key}: built with {built.get(key)!r}, now {now.get(key)!r}")
+    old, new = built.get("packages", {}), now.get("packages", {})
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) != new.get(name):
+            out.append(f"package {name}: built with {old.get(name)}, now {new.get(name)}")
+    old_files, new_files = built.get("outside_lock", {}), now.get("outside_lock", {})
+    for name in sorted(set(old_files) | set(new_files)):
+        a, b = old_files.get(name, {}), new_files.get(name, {})
+        if a.get("record_sha256") != b.get("record_sha256"):
+            out.append(f"package {name}: a different build of its files than the one that built")
+    return out
