@@ -2,38 +2,13 @@
 # the MiniLM text embeddings the trained models read. Model-call rules run once per model of
 # the step's list (config stages.stage1.*); the prompt version is part of every output path.
 
-EXTRACTORS = stage_models(CFG, "stage1", "extractors")
-VERIFIERS = stage_models(CFG, "stage1", "verifiers")
-
-
-rule attribute_extraction:
-    """One shard of one extractor's attributes (sentence, reason, confidence) per conversation."""
-    input:
-        conversations=f"{RESULTS}/tables/conversations.parquet",
-    output:
-        table=call_shard("stage1/extracted"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage1", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/attribute_extraction.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
+EXTRACTORS = step_models("attribute_extraction")
 
 
 rule merged_attributes:
     """One extractor's attributes merged per user (agglomerative, MiniLM), originals kept."""
     input:
-        table=f"{RESULTS}/stage1/extracted/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_table("attribute_extraction"),
     output:
         merged=f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.parquet",
         originals=f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet",
@@ -78,39 +53,11 @@ rule extracted_attribute_counts:
 RECORD_FILES.append(f"{RESULTS}/records/extracted_attribute_counts.json")
 
 
-rule attribute_verification:
-    """One shard of one verifier's SUPPORTED/UNSUPPORTED label per stage-1 attribute."""
-    input:
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-        judgments=f"{RESULTS}/tables/attribute_judgments.parquet",
-        conversations=f"{RESULTS}/tables/conversations.parquet",
-    output:
-        table=call_shard("stage1/verification"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage1", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/attribute_verification.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
-
-
 rule attribute_judgments:
     """Stage-1 judgments the statistics read: imported ones plus each verifier's labels."""
     input:
         judgments=f"{RESULTS}/tables/attribute_judgments.parquet",
-        verifiers=expand(
-            f"{RESULTS}/stage1/verification/{{model}}.{PROMPT_VERSION}.parquet", model=VERIFIERS
-        ),
+        verifiers=call_tables("attribute_verification"),
     output:
         table=f"{RESULTS}/stage1/attribute_judgments.parquet",
     params:

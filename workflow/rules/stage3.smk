@@ -2,50 +2,14 @@
 # seeded shuffled order, explicit-mention detection, the three controls, and the parse-failure
 # counts of every model-call step of the three stages.
 
-GENERATORS = stage_models(CFG, "stage3", "generators")
-JUDGES = stage_models(CFG, "stage3", "judges")
-JUDGE_INPUTS = dict(
-    responses=f"{RESULTS}/stage3/responses.parquet",
-    votes=f"{RESULTS}/tables/relevance_votes.parquet",
-    ratings=f"{RESULTS}/tables/preference_ratings.parquet",
-    prompts=f"{RESULTS}/tables/prompts.parquet",
-    attributes=f"{RESULTS}/tables/attributes.parquet",
-)
-
-
-rule model_responses:
-    """One shard of one generator's generic and personalized responses per (user, prompt) pair."""
-    input:
-        votes=f"{RESULTS}/tables/relevance_votes.parquet",
-        prompts=f"{RESULTS}/tables/prompts.parquet",
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-    output:
-        table=call_shard("stage3/generated"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/model_responses.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
+JUDGES = step_models("model_preference_ratings")
 
 
 rule responses:
     """Stage-3 responses the statistics read: imported ones plus each workflow generator's."""
     input:
         responses=f"{RESULTS}/tables/responses.parquet",
-        models=expand(
-            f"{RESULTS}/stage3/generated/{{model}}.{PROMPT_VERSION}.parquet", model=GENERATORS
-        ),
+        models=call_tables("model_responses"),
     output:
         table=f"{RESULTS}/stage3/responses.parquet",
     params:
@@ -61,35 +25,11 @@ rule responses:
         "../scripts/responses.py"
 
 
-rule model_preference_ratings:
-    """One shard of one judge's 1-5 ratings (5 = personalized much better) per rating slot."""
-    input:
-        **JUDGE_INPUTS,
-    output:
-        table=call_shard("stage3/judged"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/model_preference_ratings.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
-
-
 rule preference_ratings:
     """Stage-3 ratings the statistics read: imported human and judge ratings plus workflow judges."""
     input:
         ratings=f"{RESULTS}/tables/preference_ratings.parquet",
-        models=expand(f"{RESULTS}/stage3/judged/{{model}}.{PROMPT_VERSION}.parquet", model=JUDGES),
+        models=call_tables("model_preference_ratings"),
     output:
         table=f"{RESULTS}/stage3/preference_ratings.parquet",
     params:
@@ -132,35 +72,11 @@ rule explicit_mentions:
 RECORD_FILES.append(f"{RESULTS}/records/explicit_mentions.json")
 
 
-rule model_control_ratings:
-    """One shard of one judge's ratings under the controls (no context, mismatched, swapped)."""
-    input:
-        **JUDGE_INPUTS,
-    output:
-        table=call_shard("stage3/controls"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/model_control_ratings.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
-
-
 rule control_ratings:
     """Every judge's control ratings in one table, with position consistency and mean ratings."""
     input:
-        controls=expand(f"{RESULTS}/stage3/controls/{{model}}.{PROMPT_VERSION}.parquet", model=JUDGES),
-        judged=expand(f"{RESULTS}/stage3/judged/{{model}}.{PROMPT_VERSION}.parquet", model=JUDGES),
+        controls=call_tables("model_control_ratings"),
+        judged=call_tables("model_preference_ratings"),
     output:
         table=f"{RESULTS}/stage3/controls.parquet",
         records=f"{RESULTS}/records/control_ratings.json",
@@ -181,14 +97,11 @@ rule control_ratings:
 RECORD_FILES.append(f"{RESULTS}/records/control_ratings.json")
 
 # (stage, model, path) of every model-call table, for the parse-failure counts.
-MODEL_CALL_OUTPUTS = (
-    [("stage1_extraction", m, f"{RESULTS}/stage1/extracted/{m}.{PROMPT_VERSION}.parquet") for m in EXTRACTORS]
-    + [("stage1_verification", m, f"{RESULTS}/stage1/verification/{m}.{PROMPT_VERSION}.parquet") for m in VERIFIERS]
-    + [("stage2_relevance", m, f"{RESULTS}/stage2/votes/{m}.{PROMPT_VERSION}.parquet") for m in VOTERS]
-    + [("stage3_generation", m, f"{RESULTS}/stage3/generated/{m}.{PROMPT_VERSION}.parquet") for m in GENERATORS]
-    + [("stage3_judging", m, f"{RESULTS}/stage3/judged/{m}.{PROMPT_VERSION}.parquet") for m in JUDGES]
-    + [("stage3_controls", m, f"{RESULTS}/stage3/controls/{m}.{PROMPT_VERSION}.parquet") for m in JUDGES]
-)
+MODEL_CALL_OUTPUTS = [
+    (step.stage, model, call_table(name, model))
+    for name, step in CALL_STEPS.items()
+    for model in step_models(name)
+]
 
 
 rule parse_failures:

@@ -6,7 +6,7 @@ from analysis.stages.embeddings import read_embedding_table
 from analysis.stages.rule_support import nested, read, write
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     cfg = nested(smk.params.cfg)
     table, records = baseline_step(

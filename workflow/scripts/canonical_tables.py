@@ -9,7 +9,7 @@ from analysis.data.summary import dataset_size_records
 from analysis.provenance import write_records
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     cfg = smk.params.cfg["data"]
     repo = Path(smk.scriptdir).resolve().parents[1]  # scripts live in <repo>/workflow/scripts

@@ -6,7 +6,7 @@ from analysis.stages.mentions import detector_records, mention_slots, mention_ta
 from analysis.stages.rule_support import read, write
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     cfg = smk.params.cfg["stages.stage3.mentions"]
     responses, attributes = read(smk.input.responses), read(smk.input.attributes)

@@ -5,7 +5,7 @@ from analysis.stages.merging import count_records
 from analysis.stages.rule_support import read
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     merged = [read(p) for p in smk.input.merged]
     originals = [read(p) for p in smk.input.originals]

@@ -5,7 +5,7 @@ from analysis.stages.merging import explode_extractions, merge_user_attributes
 from analysis.stages.rule_support import read, write
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     originals = explode_extractions(read(smk.input.table))
     vectors = default_embedder().encode(originals["text"].tolist())

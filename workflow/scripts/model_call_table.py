@@ -4,7 +4,7 @@ from analysis.stages.rule_support import read, write
 from analysis.stages.shards import join_shards
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     table = join_shards([read(path) for path in smk.input.shards])
     write(table, smk.output.table)

@@ -5,7 +5,7 @@ from analysis.stages.combine import call_counts, parse_failure_records, parse_fa
 from analysis.stages.rule_support import read, write
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     outputs = [(stage, model, read(path)) for stage, model, path in smk.params.outputs]
     table = parse_failure_table(outputs)

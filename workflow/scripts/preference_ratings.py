@@ -4,7 +4,7 @@ from analysis.stages.combine import combine_preference_ratings
 from analysis.stages.rule_support import read, write
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     table = combine_preference_ratings(
         read(smk.input.ratings),

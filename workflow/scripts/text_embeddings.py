@@ -4,7 +4,7 @@ from analysis.stages.embeddings import embedding_table, kind_texts, write_embedd
 from analysis.stages.rule_support import read
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
+smk = snakemake
 with rule_logging(smk) as log:
     ids, texts = kind_texts(smk.wildcards.kind, read(smk.input.table))
     table = embedding_table(ids, texts)
