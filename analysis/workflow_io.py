@@ -46,6 +46,17 @@ def rule_logging(smk: Any) -> Iterator[logging.Logger]:
         handler.close()
 
 
+def read(path: str | Path) -> pd.DataFrame:
+    """One parquet input."""
+    return pd.read_parquet(path)
+
+
+def write(table: pd.DataFrame, path: str | Path) -> None:
+    """One parquet output (no index, folder created)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table.to_parquet(path, index=False)
+
+
 def read_records(paths: str | Path | Iterable[str | Path]) -> Records:
     """Merge one or several ``results/<dataset>/records/<rule>.json`` files (key -> record)."""
     if isinstance(paths, str | Path):

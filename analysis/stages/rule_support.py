@@ -1,4 +1,4 @@
-"""Helpers shared by the stage rule scripts: config subtrees back to nested dicts, parquet I/O.
+"""Config subtrees back to the nested shape the stage functions want.
 
 Rules receive config as ``subtree(CFG, "stages.stage2", "prompts", ...)``: flat dotted keys,
 so that a change to one stage's settings reruns only that stage's rules. The step functions
@@ -8,10 +8,7 @@ want the nested shape; :func:`nested` rebuilds it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 
 def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -24,14 +21,3 @@ def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[parts[-1]] = value
     return out
-
-
-def read(path: str | Path) -> pd.DataFrame:
-    """One parquet input."""
-    return pd.read_parquet(path)
-
-
-def write(table: pd.DataFrame, path: str | Path) -> None:
-    """One parquet output (no index, folder created)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    table.to_parquet(path, index=False)
