@@ -17,9 +17,9 @@ rule canonical_tables:
         # The adapter finds files by pattern; declaring them makes any change rerun the rule.
         raw=[os.path.relpath(f, WORKFLOW_DIR) for f in raw_files(DATA_ROOT)],
     output:
-        **{name: f"{RESULTS}/tables/{name}.parquet" for name in TABLE_NAMES},
-        skipped=f"{RESULTS}/tables/skipped_records.json",
-        records=f"{RESULTS}/records/canonical_tables.json",
+        **{name: results(f"tables/{name}.parquet") for name in TABLE_NAMES},
+        skipped=results("tables/skipped_records.json"),
+        records=record_file("canonical_tables"),
     params:
         cfg=subtree(CFG, "data"),
         code=code_hash("analysis.data"),
@@ -33,4 +33,4 @@ rule canonical_tables:
         "../scripts/canonical_tables.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/canonical_tables.json")
+RECORD_FILES.append(record_file("canonical_tables"))

@@ -10,8 +10,8 @@ rule merged_attributes:
     input:
         table=call_table("attribute_extraction"),
     output:
-        merged=f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.parquet",
-        originals=f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet",
+        merged=results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"),
+        originals=results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"),
     wildcard_constraints:
         model=MODEL_PATTERN,
     params:
@@ -30,12 +30,12 @@ rule merged_attributes:
 rule extracted_attribute_counts:
     """How many attributes each extractor produced and how many remain after merging."""
     input:
-        merged=expand(f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.parquet", model=EXTRACTORS),
+        merged=expand(results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"), model=EXTRACTORS),
         originals=expand(
-            f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet", model=EXTRACTORS
+            results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"), model=EXTRACTORS
         ),
     output:
-        records=f"{RESULTS}/records/extracted_attribute_counts.json",
+        records=record_file("extracted_attribute_counts"),
     params:
         cfg=subtree(CFG, "stages.caveats", "stages.stage1", "prompts.version"),
         models=EXTRACTORS,
@@ -50,16 +50,16 @@ rule extracted_attribute_counts:
         "../scripts/extracted_attribute_counts.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/extracted_attribute_counts.json")
+RECORD_FILES.append(record_file("extracted_attribute_counts"))
 
 
 rule attribute_judgments:
     """Stage-1 judgments the statistics read: imported ones plus each verifier's labels."""
     input:
-        judgments=f"{RESULTS}/tables/attribute_judgments.parquet",
+        judgments=results("tables/attribute_judgments.parquet"),
         verifiers=call_tables("attribute_verification"),
     output:
-        table=f"{RESULTS}/stage1/attribute_judgments.parquet",
+        table=results("stage1/attribute_judgments.parquet"),
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
@@ -74,10 +74,10 @@ rule attribute_judgments:
 
 
 EMBEDDING_INPUTS = {
-    "attributes": f"{RESULTS}/tables/attributes.parquet",
-    "reasons": f"{RESULTS}/tables/attributes.parquet",
-    "prompts": f"{RESULTS}/tables/prompts.parquet",
-    "responses": f"{RESULTS}/stage3/responses.parquet",
+    "attributes": results("tables/attributes.parquet"),
+    "reasons": results("tables/attributes.parquet"),
+    "prompts": results("tables/prompts.parquet"),
+    "responses": results("stage3/responses.parquet"),
 }
 
 
@@ -86,7 +86,7 @@ rule text_embeddings:
     input:
         table=lambda wildcards: EMBEDDING_INPUTS[wildcards.kind],
     output:
-        table=f"{RESULTS}/embeddings/{{kind}}.parquet",
+        table=results(f"embeddings/{{kind}}.parquet"),
     wildcard_constraints:
         kind="attributes|reasons|prompts|responses",
     params:

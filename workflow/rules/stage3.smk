@@ -8,10 +8,10 @@ JUDGES = step_models("model_preference_ratings")
 rule responses:
     """Stage-3 responses the statistics read: imported ones plus each workflow generator's."""
     input:
-        responses=f"{RESULTS}/tables/responses.parquet",
+        responses=results("tables/responses.parquet"),
         models=call_tables("model_responses"),
     output:
-        table=f"{RESULTS}/stage3/responses.parquet",
+        table=results("stage3/responses.parquet"),
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
@@ -28,10 +28,10 @@ rule responses:
 rule preference_ratings:
     """Stage-3 ratings the statistics read: imported human and judge ratings plus workflow judges."""
     input:
-        ratings=f"{RESULTS}/tables/preference_ratings.parquet",
+        ratings=results("tables/preference_ratings.parquet"),
         models=call_tables("model_preference_ratings"),
     output:
-        table=f"{RESULTS}/stage3/preference_ratings.parquet",
+        table=results("stage3/preference_ratings.parquet"),
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
@@ -48,13 +48,13 @@ rule preference_ratings:
 rule explicit_mentions:
     """Whether each response mentions each of its slot attributes outright (local detector)."""
     input:
-        responses=f"{RESULTS}/stage3/responses.parquet",
-        ratings=f"{RESULTS}/stage3/preference_ratings.parquet",
-        votes=f"{RESULTS}/tables/relevance_votes.parquet",
-        attributes=f"{RESULTS}/tables/attributes.parquet",
+        responses=results("stage3/responses.parquet"),
+        ratings=results("stage3/preference_ratings.parquet"),
+        votes=results("tables/relevance_votes.parquet"),
+        attributes=results("tables/attributes.parquet"),
     output:
-        table=f"{RESULTS}/stage3/mentions.parquet",
-        records=f"{RESULTS}/records/explicit_mentions.json",
+        table=results("stage3/mentions.parquet"),
+        records=record_file("explicit_mentions"),
     params:
         cfg=subtree(CFG, "stages.stage3.mentions"),
         code=code_hash("analysis.stages"),
@@ -69,7 +69,7 @@ rule explicit_mentions:
         "../scripts/explicit_mentions.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/explicit_mentions.json")
+RECORD_FILES.append(record_file("explicit_mentions"))
 
 
 rule control_ratings:
@@ -78,8 +78,8 @@ rule control_ratings:
         controls=call_tables("model_control_ratings"),
         judged=call_tables("model_preference_ratings"),
     output:
-        table=f"{RESULTS}/stage3/controls.parquet",
-        records=f"{RESULTS}/records/control_ratings.json",
+        table=results("stage3/controls.parquet"),
+        records=record_file("control_ratings"),
     params:
         cfg=subtree(CFG, "stats", "stages.caveats", "run.seed"),
         models=JUDGES,
@@ -94,7 +94,7 @@ rule control_ratings:
         "../scripts/control_ratings.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/control_ratings.json")
+RECORD_FILES.append(record_file("control_ratings"))
 
 # (stage, model, path) of every model-call table, for the parse-failure counts.
 MODEL_CALL_OUTPUTS = [
@@ -109,8 +109,8 @@ rule parse_failures:
     input:
         tables=[path for _, _, path in MODEL_CALL_OUTPUTS],
     output:
-        table=f"{RESULTS}/parse_failures.parquet",
-        records=f"{RESULTS}/records/parse_failures.json",
+        table=results("parse_failures.parquet"),
+        records=record_file("parse_failures"),
     params:
         cfg=subtree(
             CFG, "stages.caveats", "stages.repair_attempts", "prompts.version", "llm.store"
@@ -127,4 +127,4 @@ rule parse_failures:
         "../scripts/parse_failures.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/parse_failures.json")
+RECORD_FILES.append(record_file("parse_failures"))
