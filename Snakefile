@@ -10,13 +10,15 @@ from pathlib import Path
 
 from analysis.workflow_config import code_hash, compose_config, subtree
 
-CFG = compose_config(config.get("overrides"), config_dir=Path(workflow.basedir) / "config")
+# The repository (this file's folder), also when a test's Snakefile includes this one.
+WORKFLOW_DIR = Path(str(workflow.current_basedir))
+CFG = compose_config(config.get("overrides"), config_dir=WORKFLOW_DIR / "config")
 DATASET = CFG["data"]["name"]
 RESULTS = f"results/{DATASET}"
 FIGURES = f"figures/{DATASET}"
 LOGS = f"logs/{DATASET}"
 # The software of every rule: the project environment (pyproject.toml is its source of truth).
-CONDA_ENV = str(Path(workflow.basedir) / "environment.yml")
+CONDA_ENV = str(WORKFLOW_DIR / "environment.yml")
 
 # Each rule file appends its record files and figures; rule `numbers` and the paper read them.
 RECORD_FILES = []

@@ -1,7 +1,8 @@
-"""Glue for rule scripts: logging into the rule's log file and reading the canonical tables.
+"""The Snakemake glue of every rule script, in one place: logging, reading, running, writing.
 
-Rule scripts stay five lines long: open the log, read inputs, call a pure function from the
-package, write outputs. Anything longer belongs in the package, where it is tested.
+Only this module (and ``workflow/scripts/``) sees the ``snakemake`` object; everything it calls
+takes plain paths, tables and dicts. A rule script is then: open the log, read inputs, call one
+library function, write outputs. Anything longer belongs in the package, where it is tested.
 """
 
 from __future__ import annotations
@@ -9,9 +10,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
+
+from analysis.figures.estimates import Records
+from analysis.figures.registry import STUDY_FIGURES
+from analysis.figures.style import StudyFigure, save_figure
+from analysis.provenance import merge_record_files
+from analysis.stages.prompts import PromptSet
+from analysis.stages.rule_support import nested
+from analysis.stages.shards import Shard, write_shard_table
+from analysis.stages.steps import CALL_STEPS
 
 
 @contextlib.contextmanager
@@ -32,3 +44,82 @@ def rule_logging(smk: Any) -> Iterator[logging.Logger]:
         raise
     finally:
         handler.close()
+
+
+def read(path: str | Path) -> pd.DataFrame:
+    """One parquet input."""
+    return pd.read_parquet(path)
+
+
+def write(table: pd.DataFrame, path: str | Path) -> None:
+    """One parquet output (no index, folder created)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table.to_parquet(path, index=False)
+
+
+def read_records(paths: str | Path | Iterable[str | Path]) -> Records:
+    """Merge one or several ``results/<dataset>/records/<rule>.json`` files (key -> record)."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    return merge_record_files(list(paths))
+
+
+def run_model_step(smk: Any) -> pd.DataFrame:
+    """Run one shard of the rule's model-call step for the job's ``{model}``; write its table.
+
+    The step is the rule's entry of :data:`analysis.stages.steps.CALL_STEPS`. The job's
+    ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config params) is the
+    shard count. Inputs are read by the step's input names, in its order.
+    """
+    from analysis.stages.requests import caller_from_config
+
+    step = CALL_STEPS[smk.rule]
+    cfg = nested(smk.params.cfg)
+    shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
+    prompts = PromptSet.from_config(cfg["prompts"])
+    caller = caller_from_config(
+        smk.wildcards.model,
+        smk.params.model,
+        cfg["llm"],
+        stage=step.stage,
+        prompt_version=prompts.version,
+        shard=shard.name,
+    )
+    tables = [pd.read_parquet(smk.input[name]) for name in step.inputs]
+    table = step.run(*tables, cfg["stages"], prompts, caller, int(cfg["run"]["seed"]), shard=shard)
+    write_shard_table(table, smk.output.table)
+    logging.getLogger(f"rule.{smk.rule}").info(
+        "%s, shard %s of %s: %d %s, %s",
+        smk.wildcards.model,
+        shard.index,
+        shard.count,
+        len(table),
+        step.unit,
+        table.groupby(["parse_status"]).size().to_dict(),
+    )
+    return table
+
+
+def draw_rule_figure(smk: Any) -> dict[str, Any]:
+    """Draw the rule's figure (``params.figure``, an entry of the figure registry) and save it."""
+    spec = STUDY_FIGURES[smk.params.figure]
+    tables = [pd.read_parquet(smk.input[name]) for name in spec.tables]
+    return save_rule_figure(spec.draw(*tables, read_records(smk.input.records)), smk)
+
+
+def save_rule_figure(fig: StudyFigure, smk: Any) -> dict[str, Any]:
+    """Write a rule's ``pdf``, ``png`` and ``sidecar`` outputs with the rule's provenance.
+
+    The sidecar names the rule, every input file with its sha256, the config subtree the rule
+    was given and, when that subtree holds ``data.name``, the dataset.
+    """
+    cfg = dict(getattr(smk.params, "cfg", None) or {})
+    provenance: dict[str, Any] = {"rule": smk.rule, "inputs": list(smk.input), "config": cfg}
+    if "data.name" in cfg:
+        provenance["dataset"] = cfg["data.name"]
+    meta = save_figure(fig, smk.output.pdf, smk.output.png, provenance, sidecar=smk.output.sidecar)
+    state = "drawn" if meta["available"] else f"placeholder ({meta['reason']})"
+    logging.getLogger(f"rule.{smk.rule}").info(
+        "figure %s %s from %d records", meta["figure"], state, len(meta["records"])
+    )
+    return meta

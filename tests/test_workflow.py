@@ -29,6 +29,66 @@ def test_every_rule_has_a_description() -> None:
     assert not missing, f"rules without a docstring: {missing}"
 
 
+# A test-only Snakefile: one extra model-call step and one extra figure, each added as one
+# registry entry, then the real workflow included unchanged.
+EXTENDED_SNAKEFILE = """
+from analysis.figures.registry import STUDY_FIGURES, FigureSpec
+from analysis.figures.mention_effect import mention_effect_figure
+from analysis.stages.steps import CALL_STEPS, CallStep, relevance_step
+
+CALL_STEPS["model_extra_votes"] = CallStep(
+    run=relevance_step,
+    stage="stage2_extra",
+    folder="stage2/extra_votes",
+    config_stage="stage2",
+    role="voters",
+    inputs={"relevance_items": "tables/relevance_items.parquet",
+            "prompts": "tables/prompts.parquet",
+            "attributes": "tables/attributes.parquet"},
+    unit="items",
+    doc="Test-only extra model-call step.",
+)
+STUDY_FIGURES["extra"] = FigureSpec(
+    draw=mention_effect_figure,
+    tables={"votes": "stage2/relevance_votes.parquet"},
+    records=("stage3_statistics",),
+    doc="Test-only extra figure.",
+)
+
+include: "@SNAKEFILE@"
+"""
+
+
+@pytest.mark.slow
+def test_one_registry_entry_adds_a_model_call_step_and_a_figure(tmp_path: Path) -> None:
+    snakefile = tmp_path / "Snakefile"
+    snakefile.write_text(EXTENDED_SNAKEFILE.replace("@SNAKEFILE@", str(REPO_ROOT / "Snakefile")))
+    args = ("-s", str(snakefile), "--nolock")
+    listed = run_snakemake(REPO_ROOT, *args, "--list-rules", timeout=300).stdout
+    assert "model_extra_votes (Test-only extra model-call step.)" in listed
+    assert "extra_figure (Test-only extra figure.)" in listed
+    proc = run_snakemake(
+        REPO_ROOT,
+        *args,
+        "-n",
+        "--forceall",
+        "results/bundled/parse_failures.parquet",
+        "figures/bundled/extra.pdf",
+        "--config",
+        "overrides=[models=default]",
+        timeout=600,
+    )
+    table = re.search(r"Job stats:\n(.*?)\n\n", proc.stdout + "\n\n", re.S)
+    assert table is not None, proc.stdout
+    rows = [ln.split() for ln in table.group(1).splitlines()[2:]]
+    jobs = {r[0]: int(r[1]) for r in rows if len(r) == 2 and r[0] != "total"}
+    # one shard job and one join per (step, model): six registered steps plus the extra one
+    assert jobs["model_extra_votes"] == 1 and jobs["model_call_table"] == 7
+    assert jobs["extra_figure"] == 1 and jobs["parse_failures"] == 1
+    assert "results/bundled/stage2/extra_votes/shards/" in proc.stdout
+    assert "input: results/bundled/stage2/relevance_votes.parquet" in proc.stdout
+
+
 def _tree_digest(root: Path, subdirs: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for sub in subdirs:

@@ -9,33 +9,22 @@ simulated world is written in that same layout, so one adapter serves both datas
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from analysis.data.annotation_tool import AdapterResult, read_annotation_tool
 from analysis.data.errors import DataError, SkippedRecord, TableValidationError
 
-if TYPE_CHECKING:
-    from analysis.data.annotation_tool import AdapterResult
+#: ``data.adapter`` config value of the one adapter (the annotation-tool layout)
+ADAPTER = "annotation_tool"
 
 __all__ = [
-    "ADAPTERS",
+    "ADAPTER",
     "DataError",
     "SkippedRecord",
     "TableValidationError",
     "read_dataset",
     "resolve_root",
 ]
-
-
-def _annotation_tool(root: Path) -> AdapterResult:
-    from analysis.data.annotation_tool import read_annotation_tool
-
-    return read_annotation_tool(root)
-
-
-#: ``data.adapter`` config value -> reader of a raw root
-ADAPTERS: dict[str, Callable[[Path], AdapterResult]] = {"annotation_tool": _annotation_tool}
 
 
 def resolve_root(root: str | Path, base: str | Path) -> Path:
@@ -46,6 +35,6 @@ def resolve_root(root: str | Path, base: str | Path) -> Path:
 
 def read_dataset(adapter: str, root: Path | str) -> AdapterResult:
     """Read a raw dataset with the named adapter (``data.adapter``)."""
-    if adapter not in ADAPTERS:
-        raise ValueError(f"unknown data.adapter {adapter!r}; known: {sorted(ADAPTERS)}")
-    return ADAPTERS[adapter](Path(root))
+    if adapter != ADAPTER:
+        raise ValueError(f"unknown data.adapter {adapter!r}; known: [{ADAPTER!r}]")
+    return read_annotation_tool(Path(root))

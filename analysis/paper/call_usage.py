@@ -4,26 +4,23 @@ The call layer (``analysis.llm``) sums calls, tokens and cost per (stage, model)
 committed call store. This module turns that summary into records
 (``calls.<stage>.<model>.calls`` / ``.keys`` / ``.prompt_tokens`` / ``.completion_tokens`` /
 ``.cost_usd``) so the appendix table links each cell to the shards it was counted from.
-If the call layer is not installed or the store is empty, the result says why and the
-paper prints that sentence instead of a table.
+If the store is empty, the result says why and the paper prints that sentence instead of a
+table.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from analysis.llm.store import iter_store, usage_summary
 from analysis.provenance import Record, repo_relative
 
 log = logging.getLogger(__name__)
 
 CODE = "analysis.paper.call_usage:usage_records"
-#: where the call layer's summary may live, first match wins
-SUMMARY_MODULES = ("analysis.llm.calls", "analysis.llm.store")
 #: usage column -> (record suffix, format, method text)
 METRICS = {
     "calls": ("calls", ",d", "stored call records (each one was made and paid for once)"),
@@ -32,7 +29,6 @@ METRICS = {
     "completion_tokens": ("completion_tokens", ",d", "completion tokens reported"),
     "cost_usd": ("cost_usd", ",.2f", "cost in USD at the configured price per token"),
 }
-SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
 @dataclass
@@ -44,48 +40,15 @@ class Usage:
     note: str = ""
 
 
-def store_shards(store: Path | str) -> list[Path]:
-    """Every shard file of the store (``<store>/<stage>/<model>/<shard>.jsonl[.gz]``), sorted."""
-    root = Path(store)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.glob("*/*/*") if p.is_file() and p.name.endswith(SHARD_SUFFIXES))
-
-
-def _summary_function() -> Any | None:
-    for name in SUMMARY_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        fn = getattr(module, "usage_summary", None)
-        if callable(fn):
-            return fn
-    return None
-
-
-def _rows(summary: Any) -> list[dict[str, Any]]:
-    if hasattr(summary, "to_dict"):
-        return list(summary.to_dict(orient="records"))
-    return [dict(r) for r in summary]
-
-
 def usage_records(store: Path | str) -> Usage:
     """Records of calls, tokens and cost per (stage, model) found in the call store."""
-    shards = store_shards(store)
-    if not shards:
-        return Usage(note=f"No model calls: the call store {repo_relative(store)} is empty.")
-    summarize = _summary_function()
-    if summarize is None:
-        return Usage(
-            note="No call-usage table: the call layer (analysis.llm usage_summary) is not "
-            "available in this installation."
-        )
     by_ident: dict[tuple[str, str], list[str]] = {}
-    for p in shards:
-        by_ident.setdefault((p.parent.parent.name, p.parent.name), []).append(repo_relative(p))
+    for stage, model, path in iter_store(Path(store)):
+        by_ident.setdefault((stage, model), []).append(repo_relative(path))
+    if not by_ident:
+        return Usage(note=f"No model calls: the call store {repo_relative(store)} is empty.")
     usage = Usage(shards=by_ident)
-    for row in _rows(summarize(Path(store))):
+    for row in usage_summary(Path(store)).to_dict(orient="records"):
         stage, model = str(row["stage"]), str(row["model"])
         for column, (suffix, fmt, method) in METRICS.items():
             if column not in row or row[column] is None:

@@ -34,7 +34,6 @@ from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet
 from analysis.stages.selection import stable_hash
 
-STAGE = "stage3_controls"
 CONTROLS = ("no_context", "mismatched_profile", "swapped_order")
 
 CONTROL_COLUMNS = (

@@ -18,8 +18,6 @@ from analysis.stages.parsing import ParsedOutput, outcome_frame, parse_attribute
 from analysis.stages.prompts import PromptSet, format_conversation
 from analysis.stages.selection import ranked_subset
 
-STAGE = "stage1_extraction"
-
 #: JSON schema of one extraction answer (sent as the response format where supported)
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -19,7 +19,6 @@ from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, format_profile
 from analysis.stages.selection import ranked_subset
 
-STAGE = "stage3_generation"
 CONDITIONS = ("generic", "personalized")
 
 GENERATED_COLUMNS = (

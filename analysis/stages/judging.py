@@ -21,7 +21,6 @@ from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, truncate
 from analysis.stages.selection import coin, hash_rank
 
-STAGE = "stage3_judging"
 ROUND = "final"
 ITEM_KEY = ("user_id", "prompt_id", "generator", "attribute_id")
 

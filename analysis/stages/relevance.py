@@ -17,7 +17,6 @@ from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, truncate
 from analysis.stages.selection import cap_by_groups
 
-STAGE = "stage2_relevance"
 ROUND = "final"
 
 VOTE_COLUMNS = ("item_id", "user_id", "prompt_id", "attribute_id", "round", "model", "vote")

@@ -1,4 +1,4 @@
-"""Glue shared by the stage rule scripts: config subtrees back to nested dicts, model steps.
+"""Config subtrees back to the nested shape the stage functions want.
 
 Rules receive config as ``subtree(CFG, "stages.stage2", "prompts", ...)``: flat dotted keys,
 so that a change to one stage's settings reruns only that stage's rules. The step functions
@@ -8,16 +8,7 @@ want the nested shape; :func:`nested` rebuilds it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import pandas as pd
-
-from analysis.stages.prompts import PromptSet
-from analysis.stages.shards import Shard, write_shard_table
-
-if TYPE_CHECKING:
-    from analysis.stages.steps import CallStep
+from typing import Any
 
 
 def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -30,39 +21,3 @@ def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[parts[-1]] = value
     return out
-
-
-def run_model_step(smk: Any, step: CallStep) -> pd.DataFrame:
-    """Run one shard of one model-call step for the job's ``{model}`` and write its table.
-
-    The job's ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config
-    params) is the shard count. Inputs are read by the step's input names, in its order.
-    """
-    from analysis.stages.requests import caller_from_config
-
-    cfg = nested(smk.params.cfg)
-    shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
-    prompts = PromptSet.from_config(cfg["prompts"])
-    caller = caller_from_config(
-        smk.wildcards.model,
-        smk.params.model,
-        cfg["llm"],
-        stage=step.stage,
-        prompt_version=prompts.version,
-        shard=shard.name,
-    )
-    tables = [read(smk.input[name]) for name in step.inputs]
-    table = step.run(*tables, cfg["stages"], prompts, caller, int(cfg["run"]["seed"]), shard=shard)
-    write_shard_table(table, smk.output.table)
-    return table
-
-
-def read(path: str | Path) -> pd.DataFrame:
-    """One parquet input."""
-    return pd.read_parquet(path)
-
-
-def write(table: pd.DataFrame, path: str | Path) -> None:
-    """One parquet output (no index, folder created)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    table.to_parquet(path, index=False)

@@ -4,7 +4,8 @@ Each takes the canonical tables it reads, the config subtrees, and a ``caller`` 
 model (:class:`analysis.stages.requests.ModelCaller`, or any callable with a ``model``
 attribute and the same signature), and returns that model's table with one row per item,
 parse failures included; ``shard`` limits it to one slice of its items (config ``llm.shards``,
-:mod:`analysis.stages.shards`). :data:`CALL_STEPS` maps each model-call rule to its step.
+:mod:`analysis.stages.shards`). :data:`CALL_STEPS` is the one registry of model-call steps:
+the workflow generates each step's rule, shard join and parse-failure input from it.
 """
 
 from __future__ import annotations
@@ -287,36 +288,113 @@ def controls_step(
 
 @dataclass(frozen=True)
 class CallStep:
-    """What the workflow needs to run one step as a rule: its function, its call-store stage,
-    the rule's input names in the function's argument order, and what one row is."""
+    """Everything the workflow needs to run one step as a rule, in one place.
 
+    ``workflow/rules/model_calls.smk`` generates the step's rule (named by its key in
+    :data:`CALL_STEPS`), the join of its shards and its parse-failure input from this entry, so
+    adding a step is one entry here plus its function.
+    """
+
+    #: the step's function: the input tables in ``inputs`` order, then config, prompts, caller
     run: Callable[..., pd.DataFrame]
+    #: call-store stage (``data/calls/<stage>/``) and parse-failure label
     stage: str
-    inputs: tuple[str, ...]
+    #: where the model tables go: ``results/<dataset>/<folder>/<model>.<prompt version>.parquet``
+    folder: str
+    #: ``stages.<config_stage>.<role>`` lists the step's models; the rule reads that subtree
+    config_stage: str
+    role: str
+    #: rule input name -> file under ``results/<dataset>/``, in the function's argument order
+    inputs: Mapping[str, str]
+    #: what one row of the step's table is (for the rule log)
     unit: str
+    #: the rule's description (``snakemake --list-rules``)
+    doc: str
 
 
-JUDGE_INPUTS = ("responses", "votes", "ratings", "prompts", "attributes")
+_JUDGE_INPUTS = {
+    "responses": "stage3/responses.parquet",
+    "votes": "tables/relevance_votes.parquet",
+    "ratings": "tables/preference_ratings.parquet",
+    "prompts": "tables/prompts.parquet",
+    "attributes": "tables/attributes.parquet",
+}
 
-#: model-call rule name -> its step (one rule script, workflow/scripts/model_calls.py, runs all)
+#: model-call rule name -> its step, in the order of the parse-failure table
 CALL_STEPS: dict[str, CallStep] = {
     "attribute_extraction": CallStep(
-        extraction_step, extraction.STAGE, ("conversations",), "conversations"
+        run=extraction_step,
+        stage="stage1_extraction",
+        folder="stage1/extracted",
+        config_stage="stage1",
+        role="extractors",
+        inputs={"conversations": "tables/conversations.parquet"},
+        unit="conversations",
+        doc="One shard of one extractor's attributes (sentence, reason, confidence) per "
+        "conversation.",
     ),
     "attribute_verification": CallStep(
-        verification_step,
-        verification.STAGE,
-        ("attributes", "judgments", "conversations"),
-        "attributes",
+        run=verification_step,
+        stage="stage1_verification",
+        folder="stage1/verification",
+        config_stage="stage1",
+        role="verifiers",
+        inputs={
+            "attributes": "tables/attributes.parquet",
+            "judgments": "tables/attribute_judgments.parquet",
+            "conversations": "tables/conversations.parquet",
+        },
+        unit="attributes",
+        doc="One shard of one verifier's SUPPORTED/UNSUPPORTED label per stage-1 attribute.",
     ),
     "model_relevance_votes": CallStep(
-        relevance_step, relevance.STAGE, ("relevance_items", "prompts", "attributes"), "items"
+        run=relevance_step,
+        stage="stage2_relevance",
+        folder="stage2/votes",
+        config_stage="stage2",
+        role="voters",
+        inputs={
+            "relevance_items": "tables/relevance_items.parquet",
+            "prompts": "tables/prompts.parquet",
+            "attributes": "tables/attributes.parquet",
+        },
+        unit="items",
+        doc="One shard of one model's YES/NO votes per sampled final-round relevance item.",
     ),
     "model_responses": CallStep(
-        generation_step, generation.STAGE, ("votes", "prompts", "attributes"), "responses"
+        run=generation_step,
+        stage="stage3_generation",
+        folder="stage3/generated",
+        config_stage="stage3",
+        role="generators",
+        inputs={
+            "votes": "tables/relevance_votes.parquet",
+            "prompts": "tables/prompts.parquet",
+            "attributes": "tables/attributes.parquet",
+        },
+        unit="responses",
+        doc="One shard of one generator's generic and personalized responses per "
+        "(user, prompt) pair.",
     ),
-    "model_preference_ratings": CallStep(judging_step, judging.STAGE, JUDGE_INPUTS, "slots"),
+    "model_preference_ratings": CallStep(
+        run=judging_step,
+        stage="stage3_judging",
+        folder="stage3/judged",
+        config_stage="stage3",
+        role="judges",
+        inputs=_JUDGE_INPUTS,
+        unit="slots",
+        doc="One shard of one judge's 1-5 ratings (5 = personalized much better) per rating slot.",
+    ),
     "model_control_ratings": CallStep(
-        controls_step, controls.STAGE, JUDGE_INPUTS, "control ratings"
+        run=controls_step,
+        stage="stage3_controls",
+        folder="stage3/controls",
+        config_stage="stage3",
+        role="judges",
+        inputs=_JUDGE_INPUTS,
+        unit="control ratings",
+        doc="One shard of one judge's ratings under the controls (no context, mismatched, "
+        "swapped).",
     ),
 }

@@ -18,8 +18,6 @@ from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, format_conversation, truncate
 from analysis.stages.selection import hash_rank
 
-STAGE = "stage1_verification"
-
 VERIFICATION_COLUMNS = ("attribute_id", "user_id", "model", "supported")
 
 

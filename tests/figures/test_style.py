@@ -11,7 +11,6 @@ import pytest
 from PIL import Image
 
 from analysis.figures.estimates import Estimate, FigureDataError, estimate, estimates_under
-from analysis.figures.rule_io import read_records, save_rule_figure
 from analysis.figures.style import (
     CREATOR,
     OKABE_ITO,
@@ -23,6 +22,7 @@ from analysis.figures.style import (
     sidecar_path,
 )
 from analysis.provenance import sha256_file
+from analysis.workflow_io import read_records, save_rule_figure
 
 
 def pdf_info(data: bytes, key: str) -> str | None:

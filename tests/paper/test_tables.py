@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.paper.call_usage import shard_counts, store_shards, usage_records
+from analysis.llm.store import iter_store
+from analysis.paper.call_usage import shard_counts, usage_records
 from analysis.paper.tables import TABLE_NAMES, TABLES, render_tables
 from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
@@ -84,7 +85,7 @@ def test_call_usage_records_per_stage_and_model(tmp_path: Path) -> None:
         for i in range(2)
     ]
     shard.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"torn', encoding="utf-8")
-    assert store_shards(store) == [shard]
+    assert [path for _, _, path in iter_store(store)] == [shard]
     usage = usage_records(store)
     values = {r.key: r.value for r in usage.records}
     assert values["calls.stage2_relevance.smollm2-135m.calls"] == 2

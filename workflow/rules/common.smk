@@ -1,6 +1,7 @@
-# Shared definitions of the rule files (the names every stage's model-call rules use) and
-# where their shard tables go (rule model_call_table, model_calls.smk, joins them).
+# Definitions every rule file shares. Where outputs go (one helper per kind of path) and the
+# models of each model-call step (the registry analysis/stages/steps.py:CALL_STEPS).
 
+from analysis.stages.steps import CALL_STEPS
 from analysis.workflow_config import stage_models
 
 PROMPT_VERSION = CFG["prompts"]["version"]
@@ -13,21 +14,43 @@ STAGE_COMMON = ("stages.repair_attempts", "stages.repair_echo_chars", "stages.la
 # Each (model-call step, model) runs as llm.shards jobs, each asking one contiguous slice of the
 # step's items (analysis/stages/shards.py); rule model_call_table joins them in shard order.
 N_SHARDS = CFG["llm"]["shards"]
-CALL_TABLE_DIRS = (
-    "stage1/extracted",
-    "stage1/verification",
-    "stage2/votes",
-    "stage3/generated",
-    "stage3/judged",
-    "stage3/controls",
-)
 
 
-def call_table(folder, model="{model}"):
+def results(path):
+    """A file of this dataset's results: results/<dataset>/<path>."""
+    return f"{RESULTS}/{path}"
+
+
+def record_file(rule):
+    """The number records of one rule, results/<dataset>/records/<rule>.json."""
+    return results(f"records/{rule}.json")
+
+
+def step_models(step):
+    """The models one model-call step runs for (stages.<stage>.<role> of its registry entry)."""
+    return stage_models(CFG, CALL_STEPS[step].config_stage, CALL_STEPS[step].role)
+
+
+def model_table(folder, model="{model}"):
     """One model's whole table of the model-call step writing under results/<ds>/<folder>."""
-    return f"{RESULTS}/{folder}/{model}.{PROMPT_VERSION}.parquet"
+    return results(f"{folder}/{model}.{PROMPT_VERSION}.parquet")
 
 
-def call_shard(folder):
-    """One shard's table of that step (wildcards model and shard)."""
-    return f"{RESULTS}/{folder}/shards/{{model}}.{PROMPT_VERSION}.{{shard}}-of-{N_SHARDS}.parquet"
+def call_table(step, model="{model}"):
+    """One model's whole table of a model-call step (its shards joined)."""
+    return model_table(CALL_STEPS[step].folder, model)
+
+
+def call_tables(step):
+    """The tables of every model of a model-call step, in model order."""
+    return [call_table(step, model) for model in step_models(step)]
+
+
+def shard_table(folder, model="{model}", shard="{shard}"):
+    """One shard's table of the model-call step writing under results/<ds>/<folder>."""
+    return results(f"{folder}/shards/{model}.{PROMPT_VERSION}.{shard}-of-{N_SHARDS}.parquet")
+
+
+def call_shard(step):
+    """One shard's table of a model-call step (wildcards model and shard)."""
+    return shard_table(CALL_STEPS[step].folder)

@@ -8,18 +8,18 @@ from analysis.data.layout import raw_files
 from analysis.data.schemas import TABLE_NAMES
 
 # data.root is relative to the repository (the Snakefile's folder) unless absolute.
-DATA_ROOT = resolve_root(CFG["data"]["root"], workflow.basedir)
+DATA_ROOT = resolve_root(CFG["data"]["root"], WORKFLOW_DIR)
 
 
 rule canonical_tables:
     """Raw files read by the dataset's adapter into validated canonical tables, skips reported."""
     input:
         # The adapter finds files by pattern; declaring them makes any change rerun the rule.
-        raw=[os.path.relpath(f, workflow.basedir) for f in raw_files(DATA_ROOT)],
+        raw=[os.path.relpath(f, WORKFLOW_DIR) for f in raw_files(DATA_ROOT)],
     output:
-        **{name: f"{RESULTS}/tables/{name}.parquet" for name in TABLE_NAMES},
-        skipped=f"{RESULTS}/tables/skipped_records.json",
-        records=f"{RESULTS}/records/canonical_tables.json",
+        **{name: results(f"tables/{name}.parquet") for name in TABLE_NAMES},
+        skipped=results("tables/skipped_records.json"),
+        records=record_file("canonical_tables"),
     params:
         cfg=subtree(CFG, "data"),
         code=code_hash("analysis.data"),
@@ -33,4 +33,4 @@ rule canonical_tables:
         "../scripts/canonical_tables.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/canonical_tables.json")
+RECORD_FILES.append(record_file("canonical_tables"))

@@ -6,15 +6,15 @@
 rule attribute_verifier:
     """Stage-1 verifier trained on human acceptance, grouped by user; verify-and-refine effect."""
     input:
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-        conversations=f"{RESULTS}/tables/conversations.parquet",
-        judgments=f"{RESULTS}/stage1/attribute_judgments.parquet",
-        attribute_embeddings=f"{RESULTS}/embeddings/attributes.parquet",
-        reason_embeddings=f"{RESULTS}/embeddings/reasons.parquet",
+        attributes=results("tables/attributes.parquet"),
+        conversations=results("tables/conversations.parquet"),
+        judgments=results("stage1/attribute_judgments.parquet"),
+        attribute_embeddings=results("embeddings/attributes.parquet"),
+        reason_embeddings=results("embeddings/reasons.parquet"),
     output:
-        records=f"{RESULTS}/records/attribute_verifier.json",
-        model=f"{RESULTS}/models/attribute_verifier.joblib",
-        predictions=f"{RESULTS}/stage1/verifier_predictions.parquet",
+        records=record_file("attribute_verifier"),
+        model=results("models/attribute_verifier.joblib"),
+        predictions=results("stage1/verifier_predictions.parquet"),
     params:
         cfg=subtree(CFG, "learn", "stats", "run.seed"),
         code=code_hash("analysis.learn", "analysis.stats"),
@@ -32,17 +32,17 @@ rule attribute_verifier:
 rule relevance_classifier:
     """Stage-2 relevance classifier against the human majority, test prompts unseen, per round."""
     input:
-        votes=f"{RESULTS}/stage2/relevance_votes.parquet",
-        baseline_votes=f"{RESULTS}/stage2/baseline_votes.parquet",
-        prompts=f"{RESULTS}/tables/prompts.parquet",
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-        classifier_set=f"{RESULTS}/tables/relevance_classifier_set.parquet",
-        prompt_embeddings=f"{RESULTS}/embeddings/prompts.parquet",
-        attribute_embeddings=f"{RESULTS}/embeddings/attributes.parquet",
+        votes=results("stage2/relevance_votes.parquet"),
+        baseline_votes=results("stage2/baseline_votes.parquet"),
+        prompts=results("tables/prompts.parquet"),
+        attributes=results("tables/attributes.parquet"),
+        classifier_set=results("tables/relevance_classifier_set.parquet"),
+        prompt_embeddings=results("embeddings/prompts.parquet"),
+        attribute_embeddings=results("embeddings/attributes.parquet"),
     output:
-        records=f"{RESULTS}/records/relevance_classifier.json",
-        model=f"{RESULTS}/models/relevance_classifier.joblib",
-        predictions=f"{RESULTS}/stage2/classifier_predictions.parquet",
+        records=record_file("relevance_classifier"),
+        model=results("models/relevance_classifier.joblib"),
+        predictions=results("stage2/classifier_predictions.parquet"),
     params:
         cfg=subtree(CFG, "learn", "stats", "run.seed"),
         code=code_hash("analysis.learn", "analysis.stats"),
@@ -60,16 +60,16 @@ rule relevance_classifier:
 rule reward_models:
     """Stage-3 reward models of the human 1-5 rating beside the LLM judges and the human ceiling."""
     input:
-        ratings=f"{RESULTS}/stage3/preference_ratings.parquet",
-        responses=f"{RESULTS}/stage3/responses.parquet",
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-        response_embeddings=f"{RESULTS}/embeddings/responses.parquet",
-        attribute_embeddings=f"{RESULTS}/embeddings/attributes.parquet",
-        prompt_embeddings=f"{RESULTS}/embeddings/prompts.parquet",
+        ratings=results("stage3/preference_ratings.parquet"),
+        responses=results("stage3/responses.parquet"),
+        attributes=results("tables/attributes.parquet"),
+        response_embeddings=results("embeddings/responses.parquet"),
+        attribute_embeddings=results("embeddings/attributes.parquet"),
+        prompt_embeddings=results("embeddings/prompts.parquet"),
     output:
-        records=f"{RESULTS}/records/reward_models.json",
-        model=f"{RESULTS}/models/reward_models.joblib",
-        predictions=f"{RESULTS}/stage3/reward_model_predictions.parquet",
+        records=record_file("reward_models"),
+        model=results("models/reward_models.joblib"),
+        predictions=results("stage3/reward_model_predictions.parquet"),
     params:
         cfg=subtree(CFG, "learn", "stats", "run.seed"),
         code=code_hash("analysis.learn", "analysis.stats"),
@@ -86,8 +86,8 @@ rule reward_models:
 
 RECORD_FILES.extend(
     [
-        f"{RESULTS}/records/attribute_verifier.json",
-        f"{RESULTS}/records/relevance_classifier.json",
-        f"{RESULTS}/records/reward_models.json",
+        record_file("attribute_verifier"),
+        record_file("relevance_classifier"),
+        record_file("reward_models"),
     ]
 )

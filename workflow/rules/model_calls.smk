@@ -1,17 +1,51 @@
-# Joining model-call shards: each model-call rule of stage1/2/3.smk writes llm.shards shard
-# tables per model (call_shard in common.smk); this rule joins them into the model's table.
+# Model-call rules, generated from the one registry of steps (analysis/stages/steps.py:
+# CALL_STEPS): per step, a rule named after it runs one shard of one model (wildcards model and
+# shard, llm.shards jobs per model); rule model_call_table joins a model's shards; rule
+# parse_failures counts unreadable outputs over every step's tables. Adding a step is one
+# registry entry plus its function (docs/architecture.md).
+
+for _step_name, _step in CALL_STEPS.items():
+
+    rule:
+        """One shard of one model's table of a model-call step (description set from the registry)."""
+        name:
+            _step_name
+        input:
+            **{name: results(path) for name, path in _step.inputs.items()},
+        output:
+            table=call_shard(_step_name),
+        wildcard_constraints:
+            model=MODEL_PATTERN,
+            shard=r"\d+",
+        params:
+            cfg=subtree(
+                CFG, *STAGE_COMMON, f"stages.{_step.config_stage}", "prompts", "llm", "run.seed"
+            ),
+            model=model_spec,
+            code=STAGE_CODE,
+        log:
+            f"{LOGS}/{_step_name}.{{model}}.{{shard}}.log",
+        resources:
+            mem_mb=2000,
+            api=1,
+        conda:
+            CONDA_ENV
+        script:
+            "../scripts/model_calls.py"
+
+    workflow.get_rule(_step_name).docstring = _step.doc
 
 
 rule model_call_table:
     """One model's table of one model-call step: its llm.shards shard tables joined in order."""
     input:
-        shards=lambda wildcards: expand(
-            call_shard(wildcards.calls), model=wildcards.model, shard=range(N_SHARDS)
-        ),
+        shards=lambda wildcards: [
+            shard_table(wildcards.calls, wildcards.model, shard) for shard in range(N_SHARDS)
+        ],
     output:
-        table=call_table("{calls}"),
+        table=model_table("{calls}"),
     wildcard_constraints:
-        calls="|".join(CALL_TABLE_DIRS),
+        calls="|".join(step.folder for step in CALL_STEPS.values()),
         model=MODEL_PATTERN,
     params:
         code=code_hash("analysis.stages.shards"),

@@ -4,14 +4,14 @@
 
 from pathlib import Path as _Path
 
-from analysis.paper.call_usage import store_shards as _store_shards
+from analysis.llm.store import iter_store as _iter_store
 from analysis.paper.tables import TABLE_NAMES as _TABLE_NAMES
 
 #: the hand-written paper sources (the generated ones are listed per rule below)
 PAPER_TEX = ["paper/main.tex", *sorted(str(p) for p in _Path("paper/sections").glob("*.tex"))]
 PAPER_SOURCES = [*PAPER_TEX, "paper/refs.bib"]
 PAPER_TABLES = [f"paper/generated/tables/{name}.tex" for name in _TABLE_NAMES]
-CALL_SHARDS = [str(p) for p in _store_shards(CFG["llm"]["store"])]
+CALL_SHARDS = [str(p) for _, _, p in _iter_store(CFG["llm"]["store"])]
 
 
 rule call_usage:

@@ -2,41 +2,16 @@
 # the MiniLM text embeddings the trained models read. Model-call rules run once per model of
 # the step's list (config stages.stage1.*); the prompt version is part of every output path.
 
-EXTRACTORS = stage_models(CFG, "stage1", "extractors")
-VERIFIERS = stage_models(CFG, "stage1", "verifiers")
-
-
-rule attribute_extraction:
-    """One shard of one extractor's attributes (sentence, reason, confidence) per conversation."""
-    input:
-        conversations=f"{RESULTS}/tables/conversations.parquet",
-    output:
-        table=call_shard("stage1/extracted"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage1", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/attribute_extraction.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
+EXTRACTORS = step_models("attribute_extraction")
 
 
 rule merged_attributes:
     """One extractor's attributes merged per user (agglomerative, MiniLM), originals kept."""
     input:
-        table=f"{RESULTS}/stage1/extracted/{{model}}.{PROMPT_VERSION}.parquet",
+        table=call_table("attribute_extraction"),
     output:
-        merged=f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.parquet",
-        originals=f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet",
+        merged=results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"),
+        originals=results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"),
     wildcard_constraints:
         model=MODEL_PATTERN,
     params:
@@ -55,12 +30,12 @@ rule merged_attributes:
 rule extracted_attribute_counts:
     """How many attributes each extractor produced and how many remain after merging."""
     input:
-        merged=expand(f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.parquet", model=EXTRACTORS),
+        merged=expand(results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"), model=EXTRACTORS),
         originals=expand(
-            f"{RESULTS}/stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet", model=EXTRACTORS
+            results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"), model=EXTRACTORS
         ),
     output:
-        records=f"{RESULTS}/records/extracted_attribute_counts.json",
+        records=record_file("extracted_attribute_counts"),
     params:
         cfg=subtree(CFG, "stages.caveats", "stages.stage1", "prompts.version"),
         models=EXTRACTORS,
@@ -75,44 +50,16 @@ rule extracted_attribute_counts:
         "../scripts/extracted_attribute_counts.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/extracted_attribute_counts.json")
-
-
-rule attribute_verification:
-    """One shard of one verifier's SUPPORTED/UNSUPPORTED label per stage-1 attribute."""
-    input:
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-        judgments=f"{RESULTS}/tables/attribute_judgments.parquet",
-        conversations=f"{RESULTS}/tables/conversations.parquet",
-    output:
-        table=call_shard("stage1/verification"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage1", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/attribute_verification.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
+RECORD_FILES.append(record_file("extracted_attribute_counts"))
 
 
 rule attribute_judgments:
     """Stage-1 judgments the statistics read: imported ones plus each verifier's labels."""
     input:
-        judgments=f"{RESULTS}/tables/attribute_judgments.parquet",
-        verifiers=expand(
-            f"{RESULTS}/stage1/verification/{{model}}.{PROMPT_VERSION}.parquet", model=VERIFIERS
-        ),
+        judgments=results("tables/attribute_judgments.parquet"),
+        verifiers=call_tables("attribute_verification"),
     output:
-        table=f"{RESULTS}/stage1/attribute_judgments.parquet",
+        table=results("stage1/attribute_judgments.parquet"),
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
@@ -127,10 +74,10 @@ rule attribute_judgments:
 
 
 EMBEDDING_INPUTS = {
-    "attributes": f"{RESULTS}/tables/attributes.parquet",
-    "reasons": f"{RESULTS}/tables/attributes.parquet",
-    "prompts": f"{RESULTS}/tables/prompts.parquet",
-    "responses": f"{RESULTS}/stage3/responses.parquet",
+    "attributes": results("tables/attributes.parquet"),
+    "reasons": results("tables/attributes.parquet"),
+    "prompts": results("tables/prompts.parquet"),
+    "responses": results("stage3/responses.parquet"),
 }
 
 
@@ -139,7 +86,7 @@ rule text_embeddings:
     input:
         table=lambda wildcards: EMBEDDING_INPUTS[wildcards.kind],
     output:
-        table=f"{RESULTS}/embeddings/{{kind}}.parquet",
+        table=results(f"embeddings/{{kind}}.parquet"),
     wildcard_constraints:
         kind="attributes|reasons|prompts|responses",
     params:

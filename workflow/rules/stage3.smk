@@ -2,52 +2,16 @@
 # seeded shuffled order, explicit-mention detection, the three controls, and the parse-failure
 # counts of every model-call step of the three stages.
 
-GENERATORS = stage_models(CFG, "stage3", "generators")
-JUDGES = stage_models(CFG, "stage3", "judges")
-JUDGE_INPUTS = dict(
-    responses=f"{RESULTS}/stage3/responses.parquet",
-    votes=f"{RESULTS}/tables/relevance_votes.parquet",
-    ratings=f"{RESULTS}/tables/preference_ratings.parquet",
-    prompts=f"{RESULTS}/tables/prompts.parquet",
-    attributes=f"{RESULTS}/tables/attributes.parquet",
-)
-
-
-rule model_responses:
-    """One shard of one generator's generic and personalized responses per (user, prompt) pair."""
-    input:
-        votes=f"{RESULTS}/tables/relevance_votes.parquet",
-        prompts=f"{RESULTS}/tables/prompts.parquet",
-        attributes=f"{RESULTS}/tables/attributes.parquet",
-    output:
-        table=call_shard("stage3/generated"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/model_responses.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
+JUDGES = step_models("model_preference_ratings")
 
 
 rule responses:
     """Stage-3 responses the statistics read: imported ones plus each workflow generator's."""
     input:
-        responses=f"{RESULTS}/tables/responses.parquet",
-        models=expand(
-            f"{RESULTS}/stage3/generated/{{model}}.{PROMPT_VERSION}.parquet", model=GENERATORS
-        ),
+        responses=results("tables/responses.parquet"),
+        models=call_tables("model_responses"),
     output:
-        table=f"{RESULTS}/stage3/responses.parquet",
+        table=results("stage3/responses.parquet"),
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
@@ -61,37 +25,13 @@ rule responses:
         "../scripts/responses.py"
 
 
-rule model_preference_ratings:
-    """One shard of one judge's 1-5 ratings (5 = personalized much better) per rating slot."""
-    input:
-        **JUDGE_INPUTS,
-    output:
-        table=call_shard("stage3/judged"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/model_preference_ratings.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
-
-
 rule preference_ratings:
     """Stage-3 ratings the statistics read: imported human and judge ratings plus workflow judges."""
     input:
-        ratings=f"{RESULTS}/tables/preference_ratings.parquet",
-        models=expand(f"{RESULTS}/stage3/judged/{{model}}.{PROMPT_VERSION}.parquet", model=JUDGES),
+        ratings=results("tables/preference_ratings.parquet"),
+        models=call_tables("model_preference_ratings"),
     output:
-        table=f"{RESULTS}/stage3/preference_ratings.parquet",
+        table=results("stage3/preference_ratings.parquet"),
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
@@ -108,13 +48,13 @@ rule preference_ratings:
 rule explicit_mentions:
     """Whether each response mentions each of its slot attributes outright (local detector)."""
     input:
-        responses=f"{RESULTS}/stage3/responses.parquet",
-        ratings=f"{RESULTS}/stage3/preference_ratings.parquet",
-        votes=f"{RESULTS}/tables/relevance_votes.parquet",
-        attributes=f"{RESULTS}/tables/attributes.parquet",
+        responses=results("stage3/responses.parquet"),
+        ratings=results("stage3/preference_ratings.parquet"),
+        votes=results("tables/relevance_votes.parquet"),
+        attributes=results("tables/attributes.parquet"),
     output:
-        table=f"{RESULTS}/stage3/mentions.parquet",
-        records=f"{RESULTS}/records/explicit_mentions.json",
+        table=results("stage3/mentions.parquet"),
+        records=record_file("explicit_mentions"),
     params:
         cfg=subtree(CFG, "stages.stage3.mentions"),
         code=code_hash("analysis.stages"),
@@ -129,41 +69,17 @@ rule explicit_mentions:
         "../scripts/explicit_mentions.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/explicit_mentions.json")
-
-
-rule model_control_ratings:
-    """One shard of one judge's ratings under the controls (no context, mismatched, swapped)."""
-    input:
-        **JUDGE_INPUTS,
-    output:
-        table=call_shard("stage3/controls"),
-    wildcard_constraints:
-        model=MODEL_PATTERN,
-        shard=r"\d+",
-    params:
-        cfg=subtree(CFG, *STAGE_COMMON, "stages.stage3", "prompts", "llm", "run.seed"),
-        model=model_spec,
-        code=STAGE_CODE,
-    log:
-        f"{LOGS}/model_control_ratings.{{model}}.{{shard}}.log",
-    resources:
-        mem_mb=2000,
-        api=1,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/model_calls.py"
+RECORD_FILES.append(record_file("explicit_mentions"))
 
 
 rule control_ratings:
     """Every judge's control ratings in one table, with position consistency and mean ratings."""
     input:
-        controls=expand(f"{RESULTS}/stage3/controls/{{model}}.{PROMPT_VERSION}.parquet", model=JUDGES),
-        judged=expand(f"{RESULTS}/stage3/judged/{{model}}.{PROMPT_VERSION}.parquet", model=JUDGES),
+        controls=call_tables("model_control_ratings"),
+        judged=call_tables("model_preference_ratings"),
     output:
-        table=f"{RESULTS}/stage3/controls.parquet",
-        records=f"{RESULTS}/records/control_ratings.json",
+        table=results("stage3/controls.parquet"),
+        records=record_file("control_ratings"),
     params:
         cfg=subtree(CFG, "stats", "stages.caveats", "run.seed"),
         models=JUDGES,
@@ -178,17 +94,14 @@ rule control_ratings:
         "../scripts/control_ratings.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/control_ratings.json")
+RECORD_FILES.append(record_file("control_ratings"))
 
 # (stage, model, path) of every model-call table, for the parse-failure counts.
-MODEL_CALL_OUTPUTS = (
-    [("stage1_extraction", m, f"{RESULTS}/stage1/extracted/{m}.{PROMPT_VERSION}.parquet") for m in EXTRACTORS]
-    + [("stage1_verification", m, f"{RESULTS}/stage1/verification/{m}.{PROMPT_VERSION}.parquet") for m in VERIFIERS]
-    + [("stage2_relevance", m, f"{RESULTS}/stage2/votes/{m}.{PROMPT_VERSION}.parquet") for m in VOTERS]
-    + [("stage3_generation", m, f"{RESULTS}/stage3/generated/{m}.{PROMPT_VERSION}.parquet") for m in GENERATORS]
-    + [("stage3_judging", m, f"{RESULTS}/stage3/judged/{m}.{PROMPT_VERSION}.parquet") for m in JUDGES]
-    + [("stage3_controls", m, f"{RESULTS}/stage3/controls/{m}.{PROMPT_VERSION}.parquet") for m in JUDGES]
-)
+MODEL_CALL_OUTPUTS = [
+    (step.stage, model, call_table(name, model))
+    for name, step in CALL_STEPS.items()
+    for model in step_models(name)
+]
 
 
 rule parse_failures:
@@ -196,8 +109,8 @@ rule parse_failures:
     input:
         tables=[path for _, _, path in MODEL_CALL_OUTPUTS],
     output:
-        table=f"{RESULTS}/parse_failures.parquet",
-        records=f"{RESULTS}/records/parse_failures.json",
+        table=results("parse_failures.parquet"),
+        records=record_file("parse_failures"),
     params:
         cfg=subtree(
             CFG, "stages.caveats", "stages.repair_attempts", "prompts.version", "llm.store"
@@ -214,4 +127,4 @@ rule parse_failures:
         "../scripts/parse_failures.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/parse_failures.json")
+RECORD_FILES.append(record_file("parse_failures"))

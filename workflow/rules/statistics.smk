@@ -5,10 +5,10 @@
 rule stage1_statistics:
     """Stage-1 attribute acceptance per source, the real-vs-synthetic gap, human agreement and LLM verifiers."""
     input:
-        judgments=f"{RESULTS}/stage1/attribute_judgments.parquet",
-        users=f"{RESULTS}/tables/users.parquet",
+        judgments=results("stage1/attribute_judgments.parquet"),
+        users=results("tables/users.parquet"),
     output:
-        records=f"{RESULTS}/records/stage1_statistics.json",
+        records=record_file("stage1_statistics"),
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
         code=code_hash("analysis.stats.study_stage1"),
@@ -22,16 +22,16 @@ rule stage1_statistics:
         "../scripts/stage1_statistics.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/stage1_statistics.json")
+RECORD_FILES.append(record_file("stage1_statistics"))
 
 
 rule stage2_statistics:
     """Stage-2 relevance rates, over-selection, pairwise kappa matrix and group means, agreement with the human majority and the human ceiling, per round."""
     input:
-        votes=f"{RESULTS}/stage2/relevance_votes.parquet",
+        votes=results("stage2/relevance_votes.parquet"),
     output:
-        records=f"{RESULTS}/records/stage2_statistics.json",
-        kappa_matrix=f"{RESULTS}/stage2/kappa_matrix.parquet",
+        records=record_file("stage2_statistics"),
+        kappa_matrix=results("stage2/kappa_matrix.parquet"),
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
         code=code_hash("analysis.stats.study_stage2"),
@@ -45,17 +45,17 @@ rule stage2_statistics:
         "../scripts/stage2_statistics.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/stage2_statistics.json")
+RECORD_FILES.append(record_file("stage2_statistics"))
 
 
 rule stage3_statistics:
     """Stage-3 human preference for personalized responses, judge-human gaps with tests, mention effects and rank agreement."""
     input:
-        ratings=f"{RESULTS}/stage3/preference_ratings.parquet",
-        responses=f"{RESULTS}/stage3/responses.parquet",
-        mentions=f"{RESULTS}/stage3/mentions.parquet",
+        ratings=results("stage3/preference_ratings.parquet"),
+        responses=results("stage3/responses.parquet"),
+        mentions=results("stage3/mentions.parquet"),
     output:
-        records=f"{RESULTS}/records/stage3_statistics.json",
+        records=record_file("stage3_statistics"),
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
         code=code_hash("analysis.stats.study_stage3"),
@@ -69,4 +69,4 @@ rule stage3_statistics:
         "../scripts/stage3_statistics.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/stage3_statistics.json")
+RECORD_FILES.append(record_file("stage3_statistics"))

@@ -3,24 +3,27 @@
 from analysis.provenance import write_records
 from analysis.stages.baselines import baseline_step
 from analysis.stages.embeddings import read_embedding_table
-from analysis.stages.rule_support import nested, read, write
-from analysis.workflow_io import rule_logging
+from analysis.stages.rule_support import nested
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    cfg = nested(smk.params.cfg)
+with rule_logging(snakemake) as log:
+    cfg = nested(snakemake.params.cfg)
     table, records = baseline_step(
-        read(smk.input.votes),
-        read(smk.input.prompts),
-        read(smk.input.attributes),
-        read_embedding_table(smk.input.prompt_embeddings),
-        read_embedding_table(smk.input.attribute_embeddings),
+        read(snakemake.input.votes),
+        read(snakemake.input.prompts),
+        read(snakemake.input.attributes),
+        read_embedding_table(snakemake.input.prompt_embeddings),
+        read_embedding_table(snakemake.input.attribute_embeddings),
         baselines_cfg=cfg["stages"]["stage2"]["baselines"],
         stats_cfg=cfg["stats"],
         seed=int(cfg["run"]["seed"]),
     )
-    write(table, smk.output.table)
+    write(table, snakemake.output.table)
     write_records(
-        records, smk.output.records, rule=smk.rule, inputs=smk.input, config=smk.params.cfg
+        records,
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=snakemake.input,
+        config=snakemake.params.cfg,
     )
     log.info("%d baseline votes, %d records", len(table), len(records))

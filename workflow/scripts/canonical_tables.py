@@ -9,18 +9,21 @@ from analysis.data.summary import dataset_size_records
 from analysis.provenance import write_records
 from analysis.workflow_io import rule_logging
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    cfg = smk.params.cfg["data"]
-    repo = Path(smk.scriptdir).resolve().parents[1]  # scripts live in <repo>/workflow/scripts
+with rule_logging(snakemake) as log:
+    cfg = snakemake.params.cfg["data"]
+    repo = Path(snakemake.scriptdir).resolve().parents[1]  # scripts live in <repo>/workflow/scripts
     root = resolve_root(cfg["root"], repo)
     log.info("reading %s with adapter %s", root, cfg["adapter"])
     result = read_dataset(cfg["adapter"], root)
-    write_tables(result.tables, Path(smk.output.users).parent)
-    write_skipped_report(result.report(), smk.output.skipped)
+    write_tables(result.tables, Path(snakemake.output.users).parent)
+    write_skipped_report(result.report(), snakemake.output.skipped)
     records = dataset_size_records(result.tables)
     write_records(
-        records, smk.output.records, rule=smk.rule, inputs=smk.input.raw, config=smk.params.cfg
+        records,
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=snakemake.input.raw,
+        config=snakemake.params.cfg,
     )
     for name, table in result.tables.items():
         log.info("%s: %d rows", name, len(table))

@@ -2,22 +2,25 @@
 
 from analysis.provenance import write_records
 from analysis.stages.controls import combine_controls
-from analysis.stages.rule_support import nested, read, write
-from analysis.workflow_io import rule_logging
+from analysis.stages.rule_support import nested
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    cfg = nested(smk.params.cfg)
+with rule_logging(snakemake) as log:
+    cfg = nested(snakemake.params.cfg)
     table, records = combine_controls(
-        smk.params.models,
-        [read(p) for p in smk.input.controls],
-        [read(p) for p in smk.input.judged],
+        snakemake.params.models,
+        [read(p) for p in snakemake.input.controls],
+        [read(p) for p in snakemake.input.judged],
         stats_cfg=cfg["stats"],
         seed=int(cfg["run"]["seed"]),
         caveats=cfg["stages"]["caveats"],
     )
-    write(table, smk.output.table)
+    write(table, snakemake.output.table)
     write_records(
-        records, smk.output.records, rule=smk.rule, inputs=smk.input, config=smk.params.cfg
+        records,
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=snakemake.input,
+        config=snakemake.params.cfg,
     )
     log.info("%d control ratings, %d records", len(table), len(records))

@@ -5,8 +5,8 @@ from pathlib import Path
 from analysis.paper.dataset_info import render_dataset_tex
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    data_cfg = snakemake.params.cfg["data"]  # noqa: F821
-    tex = render_dataset_tex(data_cfg, title=snakemake.params.cfg["paper.title"])  # noqa: F821
-    Path(snakemake.output.tex).write_text(tex, encoding="utf-8")  # noqa: F821
+with rule_logging(snakemake) as log:
+    data_cfg = snakemake.params.cfg["data"]
+    tex = render_dataset_tex(data_cfg, title=snakemake.params.cfg["paper.title"])
+    Path(snakemake.output.tex).write_text(tex, encoding="utf-8")
     log.info("dataset %s (simulated: %s)", data_cfg["name"], data_cfg.get("simulated"))

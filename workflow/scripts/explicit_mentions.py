@@ -3,23 +3,25 @@
 from analysis.provenance import write_records
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.mentions import detector_records, mention_slots, mention_table
-from analysis.stages.rule_support import read, write
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    cfg = smk.params.cfg["stages.stage3.mentions"]
-    responses, attributes = read(smk.input.responses), read(smk.input.attributes)
+with rule_logging(snakemake) as log:
+    cfg = snakemake.params.cfg["stages.stage3.mentions"]
+    responses, attributes = read(snakemake.input.responses), read(snakemake.input.attributes)
     slots = mention_slots(
-        responses, relevant_attributes(read(smk.input.votes)), read(smk.input.ratings)
+        responses, relevant_attributes(read(snakemake.input.votes)), read(snakemake.input.ratings)
     )
     table = mention_table(
         slots, responses, attributes, cfg["lexical_threshold"], cfg["embedding_threshold"]
     )
-    write(table, smk.output.table)
+    write(table, snakemake.output.table)
     records = detector_records(cfg["lexical_threshold"], cfg["embedding_threshold"])
     write_records(
-        records, smk.output.records, rule=smk.rule, inputs=smk.input, config=smk.params.cfg
+        records,
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=snakemake.input,
+        config=snakemake.params.cfg,
     )
     log.info(
         "%d (response, attribute) pairs, %d mentioned", len(table), int(table["mentioned"].sum())

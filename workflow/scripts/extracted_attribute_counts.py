@@ -2,17 +2,19 @@
 
 from analysis.provenance import write_records
 from analysis.stages.merging import count_records
-from analysis.stages.rule_support import read
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import read, rule_logging
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    merged = [read(p) for p in smk.input.merged]
-    originals = [read(p) for p in smk.input.originals]
+with rule_logging(snakemake) as log:
+    merged = [read(p) for p in snakemake.input.merged]
+    originals = [read(p) for p in snakemake.input.originals]
     records = count_records(
-        smk.params.models, merged, originals, caveats=smk.params.cfg["stages.caveats"]
+        snakemake.params.models, merged, originals, caveats=snakemake.params.cfg["stages.caveats"]
     )
     write_records(
-        records, smk.output.records, rule=smk.rule, inputs=smk.input, config=smk.params.cfg
+        records,
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=snakemake.input,
+        config=snakemake.params.cfg,
     )
     log.info("%d records", len(records))

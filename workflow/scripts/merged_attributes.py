@@ -2,15 +2,13 @@
 
 from analysis.stages.embeddings import default_embedder
 from analysis.stages.merging import explode_extractions, merge_user_attributes
-from analysis.stages.rule_support import read, write
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    originals = explode_extractions(read(smk.input.table))
+with rule_logging(snakemake) as log:
+    originals = explode_extractions(read(snakemake.input.table))
     vectors = default_embedder().encode(originals["text"].tolist())
-    threshold = float(smk.params.cfg["stages.stage1.merge_distance_threshold"])
+    threshold = float(snakemake.params.cfg["stages.stage1.merge_distance_threshold"])
     merged, originals = merge_user_attributes(originals, vectors, threshold)
-    write(merged, smk.output.merged)
-    write(originals, smk.output.originals)
+    write(merged, snakemake.output.merged)
+    write(originals, snakemake.output.originals)
     log.info("%d originals -> %d merged attributes", len(originals), len(merged))

@@ -1,11 +1,14 @@
 """Rule model_call_table: one model's table of one model-call step, its shards joined in order."""
 
-from analysis.stages.rule_support import read, write
 from analysis.stages.shards import join_shards
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    table = join_shards([read(path) for path in smk.input.shards])
-    write(table, smk.output.table)
-    log.info("%s: %d rows from %d shards", smk.output.table, len(table), len(smk.input.shards))
+with rule_logging(snakemake) as log:
+    table = join_shards([read(path) for path in snakemake.input.shards])
+    write(table, snakemake.output.table)
+    log.info(
+        "%s: %d rows from %d shards",
+        snakemake.output.table,
+        len(table),
+        len(snakemake.input.shards),
+    )

@@ -6,9 +6,9 @@ from analysis.paper.macros import render_numbers_tex
 from analysis.provenance import dump_json, merge_record_files
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    numbers = merge_record_files(snakemake.input.records)  # noqa: F821
-    dump_json(numbers, snakemake.output.json)  # noqa: F821
-    tex = render_numbers_tex(numbers, source=snakemake.output.json)  # noqa: F821
-    Path(snakemake.output.tex).write_text(tex, encoding="utf-8")  # noqa: F821
-    log.info("%d records from %d files", len(numbers), len(snakemake.input.records))  # noqa: F821
+with rule_logging(snakemake) as log:
+    numbers = merge_record_files(snakemake.input.records)
+    dump_json(numbers, snakemake.output.json)
+    tex = render_numbers_tex(numbers, source=snakemake.output.json)
+    Path(snakemake.output.tex).write_text(tex, encoding="utf-8")
+    log.info("%d records from %d files", len(numbers), len(snakemake.input.records))

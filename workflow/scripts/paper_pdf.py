@@ -3,11 +3,11 @@
 from analysis.paper.compile import compile_paper
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
+with rule_logging(snakemake) as log:
     pdf = compile_paper(
-        snakemake.input.main,  # noqa: F821
-        snakemake.output.pdf,  # noqa: F821
-        source_date_epoch=snakemake.params.cfg["paper.source_date_epoch"],  # noqa: F821
+        snakemake.input.main,
+        snakemake.output.pdf,
+        source_date_epoch=snakemake.params.cfg["paper.source_date_epoch"],
         log=log,
     )
     log.info("wrote %s", pdf)

@@ -7,10 +7,10 @@ from analysis.paper.tables import render_tables
 from analysis.provenance import load_numbers
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    numbers = load_numbers(snakemake.input.numbers)  # noqa: F821
-    status = json.loads(Path(snakemake.input.usage).read_text(encoding="utf-8"))  # noqa: F821
+with rule_logging(snakemake) as log:
+    numbers = load_numbers(snakemake.input.numbers)
+    status = json.loads(Path(snakemake.input.usage).read_text(encoding="utf-8"))
     tables = render_tables(numbers, usage_note=status.get("note", ""))
-    for path in snakemake.output.tables:  # noqa: F821
+    for path in snakemake.output.tables:
         Path(path).write_text(tables[Path(path).stem], encoding="utf-8")
     log.info("%d tables", len(tables))

@@ -2,21 +2,19 @@
 
 from analysis.provenance import write_records
 from analysis.stages.combine import call_counts, parse_failure_records, parse_failure_table
-from analysis.stages.rule_support import read, write
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
-    outputs = [(stage, model, read(path)) for stage, model, path in smk.params.outputs]
+with rule_logging(snakemake) as log:
+    outputs = [(stage, model, read(path)) for stage, model, path in snakemake.params.outputs]
     table = parse_failure_table(outputs)
-    write(table, smk.output.table)
-    records = parse_failure_records(table, smk.params.cfg["stages.caveats"])
+    write(table, snakemake.output.table)
+    records = parse_failure_records(table, snakemake.params.cfg["stages.caveats"])
     write_records(
         records,
-        smk.output.records,
-        rule=smk.rule,
-        inputs=smk.input,
-        config=smk.params.cfg,
-        calls=call_counts(table, smk.params.cfg["llm.store"]),
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=snakemake.input,
+        config=snakemake.params.cfg,
+        calls=call_counts(table, snakemake.params.cfg["llm.store"]),
     )
     log.info("parse failures:\n%s", table.to_string())

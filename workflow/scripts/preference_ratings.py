@@ -1,15 +1,13 @@
 """Rule preference_ratings: imported stage-3 ratings plus each workflow judge's."""
 
 from analysis.stages.combine import combine_preference_ratings
-from analysis.stages.rule_support import read, write
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import read, rule_logging, write
 
-smk = snakemake  # noqa: F821
-with rule_logging(smk) as log:
+with rule_logging(snakemake) as log:
     table = combine_preference_ratings(
-        read(smk.input.ratings),
-        [read(p) for p in smk.input.models],
-        smk.params.cfg["prompts.version"],
+        read(snakemake.input.ratings),
+        [read(p) for p in snakemake.input.models],
+        snakemake.params.cfg["prompts.version"],
     )
-    write(table, smk.output.table)
+    write(table, snakemake.output.table)
     log.info("%d ratings by %d raters", len(table), table["rater"].nunique())

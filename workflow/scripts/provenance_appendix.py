@@ -8,8 +8,8 @@ from analysis.paper.source_check import keys_guarded, keys_in_files
 from analysis.provenance import load_numbers
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    inp, out = snakemake.input, snakemake.output  # noqa: F821
+with rule_logging(snakemake) as log:
+    inp, out = snakemake.input, snakemake.output
     numbers = load_numbers(inp.numbers)
     sources = [Path(p) for p in [*inp.text, *inp.tables, inp.claims]]
     used = keys_in_files(sources, alias_map(numbers))

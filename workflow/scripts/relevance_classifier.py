@@ -3,11 +3,11 @@
 from analysis.learn.pipeline import run_relevance_classifier
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
+with rule_logging(snakemake) as log:
     records = run_relevance_classifier(
-        dict(snakemake.input.items()),  # noqa: F821
-        dict(snakemake.output.items()),  # noqa: F821
-        snakemake.params.cfg,  # noqa: F821
-        rule=snakemake.rule,  # noqa: F821
+        dict(snakemake.input.items()),
+        dict(snakemake.output.items()),
+        snakemake.params.cfg,
+        rule=snakemake.rule,
     )
-    log.info("wrote %d records to %s", len(records), snakemake.output.records)  # noqa: F821
+    log.info("wrote %d records to %s", len(records), snakemake.output.records)

@@ -6,17 +6,17 @@ from analysis.provenance import write_records
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    votes = pd.read_parquet(snakemake.input.votes)  # noqa: F821
-    result = stage2_statistics(votes, snakemake.params.cfg)  # noqa: F821
+with rule_logging(snakemake) as log:
+    votes = pd.read_parquet(snakemake.input.votes)
+    result = stage2_statistics(votes, snakemake.params.cfg)
     write_records(
         result.records,
-        snakemake.output.records,  # noqa: F821
-        rule=snakemake.rule,  # noqa: F821
-        inputs=list(snakemake.input),  # noqa: F821
-        config=snakemake.params.cfg,  # noqa: F821
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=list(snakemake.input),
+        config=snakemake.params.cfg,
     )
-    kappa_matrix_table(result).to_parquet(snakemake.output.kappa_matrix, index=False)  # noqa: F821
+    kappa_matrix_table(result).to_parquet(snakemake.output.kappa_matrix, index=False)
     log.info(
         "%d stage-2 records; kappa matrices of rounds %s",
         len(result.records),

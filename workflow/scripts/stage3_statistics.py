@@ -6,21 +6,21 @@ from analysis.provenance import write_records
 from analysis.stats.study_stage3 import stage3_records
 from analysis.workflow_io import rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    ratings = pd.read_parquet(snakemake.input.ratings)  # noqa: F821
-    responses = pd.read_parquet(snakemake.input.responses)  # noqa: F821
-    mentions = pd.read_parquet(snakemake.input.mentions)  # noqa: F821
+with rule_logging(snakemake) as log:
+    ratings = pd.read_parquet(snakemake.input.ratings)
+    responses = pd.read_parquet(snakemake.input.responses)
+    mentions = pd.read_parquet(snakemake.input.mentions)
     records = stage3_records(
         ratings,
-        snakemake.params.cfg,  # noqa: F821
+        snakemake.params.cfg,
         mentions=mentions,
         responses=responses,
     )
     write_records(
         records,
-        snakemake.output.records,  # noqa: F821
-        rule=snakemake.rule,  # noqa: F821
-        inputs=list(snakemake.input),  # noqa: F821
-        config=snakemake.params.cfg,  # noqa: F821
+        snakemake.output.records,
+        rule=snakemake.rule,
+        inputs=list(snakemake.input),
+        config=snakemake.params.cfg,
     )
     log.info("%d stage-3 records", len(records))
