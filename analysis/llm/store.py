@@ -5,7 +5,10 @@ shards compressed before committing). Parallel Snakemake jobs write different sh
 shard has one writer; an ``fcntl`` lock guards it anyway. Records are appended as complete
 lines in one ``write``, then fsynced before the call counts as done, so a run killed at any
 moment loses no completed (paid) call. A kill in the middle of a write can leave a torn last
-line: readers ignore it and the next writer truncates it, so it never becomes a corrupt record.
+line: readers ignore it (with a warning) and the next writer truncates it, so it never becomes a
+corrupt record. A last line that lacks only its newline (a hand edit, or a kill between the
+record and its newline) is a complete record: readers serve it and the next writer completes
+the line instead of deleting a paid call.
 
 Replay reads every shard of a (stage, model); when a key occurs more than once (``refresh``
 appends a newer answer) the record with the newest ``created`` time wins.
@@ -106,13 +109,27 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     return scrub(value)
 
 
+def _is_complete_record(line: bytes) -> bool:
+    """True when ``line`` is a whole JSON record. No proper prefix of a JSON object parses, so
+    a line cut short by a kill never passes; only a record missing its newline does."""
+    try:
+        rec = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(rec, dict) and isinstance(rec.get("key"), str)
+
+
 def _read_lines(path: Path) -> tuple[list[bytes], bytes]:
-    """Complete lines of a shard and the torn tail after the last newline (usually empty)."""
+    """Lines of a shard holding records, and the torn tail after them (usually empty).
+
+    The text after the last newline counts as a line when it is a complete record.
+    """
     raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
     head, newline, tail = raw.rpartition(b"\n")
-    if not newline:  # no newline at all: the whole content (if any) is a torn line
-        return [], raw
-    return head.split(b"\n"), tail
+    lines = head.split(b"\n") if newline else []
+    if tail.strip() and _is_complete_record(tail):
+        return [*lines, tail], b""
+    return lines, tail
 
 
 def iter_shard(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -195,7 +212,8 @@ class ShardWriter:
         return ShardWriter._Lock(self.fd)
 
     def _repair_tail(self) -> None:
-        """Cut a torn last line (from a writer killed mid-write) back to the last newline."""
+        """End the file with a newline: complete a whole last record that lacks it, or cut a
+        torn last line (from a writer killed mid-write) back to the last newline."""
         size = os.fstat(self.fd).st_size
         if size == 0 or os.pread(self.fd, 1, size - 1) == b"\n":
             return
@@ -210,6 +228,11 @@ class ShardWriter:
                 keep = start + nl + 1
                 break
             pos = start
+        if _is_complete_record(os.pread(self.fd, size - keep, keep)):
+            os.write(self.fd, b"\n")
+            os.fsync(self.fd)
+            log.warning("%s: added the missing newline after the last record", self.path)
+            return
         os.ftruncate(self.fd, keep)
         os.fsync(self.fd)
         log.warning("%s: truncated a torn last line (%d bytes)", self.path, size - keep)
