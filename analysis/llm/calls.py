@@ -202,7 +202,9 @@ def make_record(
         "latency_s": None if latency_s is None else round(latency_s, 6),
         "created": now_iso(),
         "system_fingerprint": response.get("system_fingerprint"),
-        "cost_usd": cost_usd(model, usage),
+        "cost_usd": cost_usd(
+            model, usage, 1.0 - model.price_batch_discount if executor == "batch" else 1.0
+        ),
         "executor": executor,
         "attempts": attempts,
     }

@@ -67,6 +67,10 @@ class CallError(RuntimeError):
     """A call failed for good; the message names model, stage and key."""
 
 
+class EndpointNotFound(CallError):
+    """HTTP 404 on an endpoint operation: the object (e.g. a saved batch) does not exist there."""
+
+
 class MissingApiKey(RuntimeError):
     """The environment variable named by ``api_key_env`` is unset."""
 
@@ -282,4 +286,5 @@ def retry_sync(fn: Callable[[], T], *, settings: CallSettings, what: str) -> T:
     try:
         return retrying(fn)
     except Exception as exc:
-        raise CallError(f"{what}: {describe_error(exc)}") from None
+        kind = EndpointNotFound if isinstance(exc, openai.NotFoundError) else CallError
+        raise kind(f"{what}: {describe_error(exc)}") from None

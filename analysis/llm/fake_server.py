@@ -32,6 +32,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -65,6 +66,8 @@ class FakeOpenAI:
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_polls: Counter[str] = Counter()
+        self.batch_errors: dict[str, Any] | None = None  # set: every batch fails with these
+        self.batch_output_edit: Callable[[bytes], bytes] | None = None  # e.g. tear a line
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever answered at once (tests the concurrency bound)
         self.lock = threading.Lock()
@@ -157,6 +160,9 @@ class FakeOpenAI:
     # ----------------------------------------------------------- batch
     def _run_batch(self, batch: dict[str, Any]) -> None:
         """Answer every line of the input file (plan actions apply, one attempt each)."""
+        if self.batch_errors is not None:
+            batch.update(status="failed", errors=self.batch_errors)
+            return
         lines = self.files[batch["input_file_id"]]["content"].decode().splitlines()
         out, err = [], []
         for i, line in enumerate(x for x in lines if x.strip()):
@@ -193,7 +199,10 @@ class FakeOpenAI:
                         "error": None,
                     }
                 )
-        batch["output_file_id"] = self._add_file("batch_output", "output.jsonl", out)
+        content = b"".join(json.dumps(x).encode() + b"\n" for x in out)
+        if self.batch_output_edit is not None:
+            content = self.batch_output_edit(content)
+        batch["output_file_id"] = self._add_file("batch_output", "output.jsonl", content)
         batch["error_file_id"] = (
             self._add_file("batch_output", "errors.jsonl", err) if err else None
         )
