@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 from analysis import REPO_ROOT
+from analysis.cli import main
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.store import ShardWriter, iter_store, shard_path, validate_store
 
@@ -67,7 +68,7 @@ def test_two_record_runs_pay_each_shared_call_once(tmp_path: Path) -> None:
     assert len(list(iter_store(store))) == 2  # both runs wrote their own shard
 
 
-def test_validate_reports_a_key_stored_twice(tmp_path: Path) -> None:
+def test_validate_reports_a_key_stored_twice(tmp_path: Path, capsys) -> None:
     store = tmp_path / "calls"
     with FakeOpenAI() as server:
         for shard in ("a", "b"):
@@ -95,3 +96,6 @@ def test_validate_reports_a_key_stored_twice(tmp_path: Path) -> None:
     assert report.ok  # a duplicate is paid twice, not wrong: a warning, like refresh's
     (warning,) = [w for w in report.warnings if "stored 2 times" in w]
     assert "a.jsonl:1" in warning and "b.jsonl:1" in warning
+    assert main(["calls", "--store", str(store), "--validate"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: s/fake-model: key " in err and "stored 2 times" in err

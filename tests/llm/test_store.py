@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.cli import main
 from analysis.llm.calls import ChatRequest, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
@@ -77,7 +78,7 @@ def test_torn_last_line_is_ignored_then_truncated_by_the_next_writer(
 
 
 def test_complete_last_record_without_newline_is_kept_and_completed(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, capsys
 ) -> None:
     """A hand edit (or a kill exactly before the newline) leaves a complete record with no
     trailing newline: it is a paid call, so readers serve it and the next writer keeps it."""
@@ -88,6 +89,9 @@ def test_complete_last_record_without_newline_is_kept_and_completed(
     report = validate_store(store)
     assert report.ok and report.n_records == 2 and report.n_keys == 2
     assert not any("torn" in w for w in report.warnings)
+    assert main(["calls", "--store", str(store), "--validate"]) == 0
+    err = capsys.readouterr().err
+    assert "2 records, 2 keys: valid" in err and "torn" not in err
     _record("s", model, store, fast, n=3)  # the rerun makes only the third call
     assert sum(server.served.values()) == 3
     data = path.read_bytes()
