@@ -129,6 +129,7 @@ class _BatchRun:
         self.prompt_version, self.settings = prompt_version, settings
         self.writer, self.progress = writer, progress
         self.state_file = state_path(writer.path)
+        self.unreadable: list[str] = []  # output lines of the batch being collected, not JSON
 
     def _op(self, what: str, fn: Any) -> Any:
         return retry_sync(
@@ -247,7 +248,7 @@ class _BatchRun:
     ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
         """Store every successful line not stored yet, report every other call as failed."""
         calls = {c.key: c for c in _calls_from_state(state)}
-        self.unreadable: list[str] = []
+        self.unreadable = []
         fresh: dict[str, dict[str, Any]] = dict(self._stored_from(batch.id))
         failures: dict[str, str] = {}
         answered: set[str] = set(fresh)
