@@ -103,21 +103,68 @@ class Rec:
         return f"{self.file}, line {self.line}"
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object names the same key twice (``json`` would silently keep the last)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a key given twice in one object."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
+def _decode(raw: bytes, rel: str, number: int, offset: int) -> str:
+    """The line as text; a byte that is not UTF-8 is named by its offset in the file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(
+            rel,
+            number,
+            None,
+            f"not UTF-8: byte 0x{raw[err.start]:02x} at byte offset {offset + err.start} of "
+            f"the file (column {err.start + 1} of the line, in bytes)",
+        ) from None
+
+
 def read_jsonl(path: Path, rel: str) -> Iterator[Rec]:
     """Yield each line of ``path`` as a :class:`Rec`; ``rel`` is the name used in messages.
 
-    Blank lines are skipped (they carry nothing); any other line must be one JSON object.
+    Blank lines are skipped (they carry nothing); any other line must be one UTF-8 JSON object
+    whose keys are all different. A file without any record is an error: an emptied export
+    would otherwise silently remove a rater and every vote it held.
     """
-    with open(path, encoding="utf-8") as fh:
+    records = 0
+    offset = 0
+    with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
+            text = _decode(raw, rel, number, offset)
+            offset += len(raw)
+            if not text.strip():
                 continue
             try:
-                data = json.loads(raw)
+                data = json.loads(text, object_pairs_hook=_unique_keys)
+            except _DuplicateKey as dup:
+                raise DataError(
+                    rel, number, dup.key, "key given twice in one object; which value is meant?"
+                ) from None
             except json.JSONDecodeError as err:
                 raise DataError(
                     rel, number, None, f"not valid JSON ({err.msg} at column {err.colno})"
                 ) from err
             if not isinstance(data, dict):
                 raise DataError(rel, number, None, "each line must hold one JSON object")
+            records += 1
             yield Rec(rel, number, data)
+    if records == 0:
+        raise DataError(
+            rel, None, None, "no records: the export file is empty (or blank lines only)"
+        )

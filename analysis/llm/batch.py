@@ -10,6 +10,13 @@ they exist. A run that is interrupted, or that stops waiting after ``batch_timeo
 (``BatchPending``), leaves the state behind, and the next run resumes that batch instead of
 submitting a new one. If the input file was uploaded but the run died before the batch id was
 saved, the existing batch is found by its input file id.
+
+Storing the results is idempotent: a run killed half-way through them resumes the batch and
+stores only the results not stored yet (by ``batch_id``); the state is deleted after the last.
+A line of the output that is not JSON is reported with batch, file and line, the other lines
+are stored, and its call is reported failed, so the next run makes it again. An unknown or
+repeated ``custom_id`` is warned about and never replaces the first answer. A batch that
+failed as a whole reports the provider's own errors.
 """
 
 from __future__ import annotations
@@ -26,11 +33,17 @@ from typing import Any
 from openai import OpenAI
 
 from analysis.llm.calls import ChatRequest, PendingCall, make_record
-from analysis.llm.client import CallError, ResponseBodyError, parse_completion, retry_sync
+from analysis.llm.client import (
+    CallError,
+    EndpointNotFound,
+    ResponseBodyError,
+    parse_completion,
+    retry_sync,
+)
 from analysis.llm.models import ModelSpec
 from analysis.llm.progress import CallProgress
 from analysis.llm.settings import CallSettings
-from analysis.llm.store import ShardWriter
+from analysis.llm.store import ShardWriter, StoreFollower
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +129,7 @@ class _BatchRun:
         self.prompt_version, self.settings = prompt_version, settings
         self.writer, self.progress = writer, progress
         self.state_file = state_path(writer.path)
+        self.unreadable: list[str] = []  # output lines of the batch being collected, not JSON
 
     def _op(self, what: str, fn: Any) -> Any:
         return retry_sync(
@@ -186,25 +200,76 @@ class _BatchRun:
                 )
             time.sleep(self.settings.batch_poll_s)
 
-    def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+    def _lines(self, batch: Any, file_id: str | None) -> list[tuple[str, dict[str, Any]]]:
+        """(where, line) of every JSON line of a result file; a line that is not JSON is
+        logged with batch, file and line number and noted in ``self.unreadable``."""
         if not file_id:
             return []
         content = self._op("download batch file", lambda: self.client.files.content(file_id))
-        return [json.loads(line) for line in content.text.splitlines() if line.strip()]
+        lines = []
+        for lineno, text in enumerate(content.text.splitlines(), start=1):
+            if not text.strip():
+                continue
+            where = f"batch {batch.id}, file {file_id} line {lineno}"
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as err:
+                line = None
+                problem = f"not JSON ({err.msg}, {len(text)} bytes)"
+            else:
+                problem = "not a JSON object" if not isinstance(line, dict) else ""
+            if problem:
+                self.unreadable.append(f"{where}: {problem}")
+                log.error(
+                    "%s: %s; its call is reported failed and retried next run", where, problem
+                )
+                continue
+            lines.append((where, line))
+        return lines
+
+    def _stored_from(self, batch_id: str) -> dict[str, dict[str, Any]]:
+        """Records of this batch already in the store (a run killed while storing them)."""
+        index = StoreFollower(self.writer.path.parent).update()
+        return {k: rec for k, rec in index.items() if rec.get("batch_id") == batch_id}
+
+    def _batch_errors(self, batch: Any) -> str:
+        """The provider's own reasons for a batch that failed, expired or was cancelled."""
+        errors = getattr(batch, "errors", None)
+        data = getattr(errors, "data", None) or []
+        reasons = [
+            f"{getattr(e, 'code', None) or 'error'}: {getattr(e, 'message', '')}"
+            + (f" (input line {e.line})" if getattr(e, "line", None) else "")
+            for e in data
+        ]
+        return "; ".join(reasons)
 
     def collect(
         self, state: Mapping[str, Any], batch: Any
     ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-        """Store every successful line, report every other call of the batch as failed."""
+        """Store every successful line not stored yet, report every other call as failed."""
         calls = {c.key: c for c in _calls_from_state(state)}
-        fresh: dict[str, dict[str, Any]] = {}
+        self.unreadable = []
+        fresh: dict[str, dict[str, Any]] = dict(self._stored_from(batch.id))
         failures: dict[str, str] = {}
+        answered: set[str] = set(fresh)
         where = f"model {self.model.name}, stage {self.stage}"
-        for line in self._lines(batch.output_file_id) + self._lines(batch.error_file_id):
+        lines = self._lines(batch, batch.output_file_id) + self._lines(batch, batch.error_file_id)
+        seen: set[str] = set()
+        for place, line in lines:
             key = line.get("custom_id")
-            call = calls.get(key)
-            if call is None or key in fresh:
+            if key not in calls:
+                log.warning(
+                    "%s: unknown custom_id %r (not a call of this batch); ignored", place, key
+                )
                 continue
+            if key in seen:
+                log.warning(
+                    "%s: duplicated custom_id %s; ignored, the first result is kept", place, key
+                )
+                continue
+            seen.add(key)
+            if key in answered:
+                continue  # stored by an earlier run that was killed while storing
             response = line.get("response") or {}
             status = response.get("status_code")
             if status == 200 and not line.get("error"):
@@ -215,7 +280,7 @@ class _BatchRun:
                     continue
                 record = make_record(
                     self.model,
-                    call,
+                    calls[key],
                     stage=self.stage,
                     prompt_version=self.prompt_version,
                     response=body,
@@ -225,15 +290,19 @@ class _BatchRun:
                 )
                 self.writer.append(record)
                 fresh[key] = record
-                failures.pop(key, None)
             else:
                 detail = line.get("error") or response.get("body")
                 failures[key] = f"{where}, key {key}: batch line failed (HTTP {status}): {detail}"
+        reasons = self._batch_errors(batch)
         for key in calls:
             if key not in fresh and key not in failures:
                 failures[key] = (
                     f"{where}, key {key}: no result in batch {batch.id} ({batch.status})"
+                    + (f"; the batch's errors: {reasons}" if reasons else "")
+                    + (f"; unreadable: {'; '.join(self.unreadable)}" if self.unreadable else "")
                 )
+        if reasons:
+            log.error("batch %s (%s) reports: %s", batch.id, batch.status, reasons)
         return fresh, failures
 
     def finish(self, state: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
@@ -273,7 +342,15 @@ def execute_batch(
         state = read_state(run.state_file)
         if state is not None:
             log.info("resuming batch %s from %s", state.get("batch_id"), run.state_file)
-            got, lost = run.finish(run.ensure_batch(state))
+            try:
+                got, lost = run.finish(run.ensure_batch(state))
+            except EndpointNotFound as err:
+                raise CallError(
+                    f"{err}: the batch saved in {run.state_file} (batch {state.get('batch_id')}, "
+                    f"input file {state.get('input_file_id')}) is unknown to this endpoint "
+                    "(submitted with another account or endpoint?); discard the state (delete "
+                    f"{run.state_file}) and run again to submit a new batch"
+                ) from None
             fresh.update({k: v for k, v in got.items() if k in wanted})
             failures.update({k: v for k, v in lost.items() if k in wanted})
         remaining = [c for c in todo if c.key not in fresh]

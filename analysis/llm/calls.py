@@ -35,7 +35,15 @@ from analysis.llm.keys import effective_params, key_from_parts, normalize_value
 from analysis.llm.models import ModelSpec, model_from_config
 from analysis.llm.progress import CallProgress
 from analysis.llm.settings import EXECUTORS, MODES, CallSettings
-from analysis.llm.store import ShardWriter, check_name, load_index, shard_path, usage_summary
+from analysis.llm.store import (
+    KeyClaims,
+    ShardWriter,
+    StoreFollower,
+    check_name,
+    load_index,
+    shard_path,
+    usage_summary,
+)
 
 __all__ = [
     "CallError",
@@ -194,7 +202,9 @@ def make_record(
         "latency_s": None if latency_s is None else round(latency_s, 6),
         "created": now_iso(),
         "system_fingerprint": response.get("system_fingerprint"),
-        "cost_usd": cost_usd(model, usage),
+        "cost_usd": cost_usd(
+            model, usage, 1.0 - model.price_batch_discount if executor == "batch" else 1.0
+        ),
         "executor": executor,
         "attempts": attempts,
     }
@@ -302,8 +312,17 @@ async def _direct(
     settings: CallSettings,
     writer: ShardWriter,
     progress: CallProgress,
+    reuse_stored: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Make ``calls`` with at most ``max_concurrency`` in flight; store each as it completes."""
+    """Make ``calls`` with at most ``max_concurrency`` in flight; store each as it completes.
+
+    With ``reuse_stored`` (record mode) each call is made under a claim on its key, and not at
+    all if another run sharing the store has stored it meanwhile; such keys are in neither
+    returned dict.
+    """
+    folder = writer.path.parent
+    claims = KeyClaims(folder) if reuse_stored else None
+    follower = StoreFollower(folder) if reuse_stored else None
     fresh: dict[str, dict[str, Any]] = {}
     failures: dict[str, str] = {}
     secrets = [api_key] if api_key != NO_KEY else []
@@ -311,7 +330,10 @@ async def _direct(
     client = make_client(base_url, api_key, settings, max_concurrency=model.max_concurrency)
 
     async def one(call: PendingCall) -> None:
-        async with semaphore:
+        async with semaphore, claims.hold(call.key) if claims else contextlib.nullcontext():
+            if follower is not None and call.key in follower.update():
+                progress.add_done()  # another run sharing the store made it meanwhile
+                return
             try:
                 response, latency, attempts = await call_with_retries(
                     client,
@@ -328,17 +350,17 @@ async def _direct(
                 log.error("%s", err)
                 progress.add_failed()
                 return
-        record = make_record(
-            model,
-            call,
-            stage=stage,
-            prompt_version=prompt_version,
-            response=response,
-            latency_s=latency,
-            executor="direct",
-            attempts=attempts,
-        )
-        await committer.commit(record)  # durable before it counts as done
+            record = make_record(
+                model,
+                call,
+                stage=stage,
+                prompt_version=prompt_version,
+                response=response,
+                latency_s=latency,
+                executor="direct",
+                attempts=attempts,
+            )
+            await committer.commit(record)  # durable (and visible) before the claim ends
         fresh[call.key] = record
         progress.add_done()
 
@@ -347,6 +369,8 @@ async def _direct(
         await asyncio.gather(*(one(c) for c in calls))
     finally:
         await client.close()
+        if claims is not None:
+            claims.close()
     return fresh, failures
 
 
@@ -420,9 +444,12 @@ def run_calls(
                 prompt_version=prompt_version,
                 executor=executor,
                 progress=bar,
+                reuse_stored=mode == "record",
             )
         finally:
             bar.close()
+        if any(k not in fresh and k not in failures for k in todo_keys):
+            index = load_index(store, stage, model.name)  # stored meanwhile by another run
 
     results = []
     for key, request in zip(keys, requests, strict=True):
@@ -452,6 +479,7 @@ def _execute(
     prompt_version: str,
     executor: str,
     progress: CallProgress,
+    reuse_stored: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Resolve key and endpoint (only now: replay never needs them), then run the executor."""
     api_key = resolve_api_key(model)
@@ -483,6 +511,7 @@ def _execute(
                 settings=settings,
                 writer=writer,
                 progress=progress,
+                reuse_stored=reuse_stored,
             )
         )
 

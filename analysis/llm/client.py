@@ -6,16 +6,21 @@ and broken bodies (truncated, not JSON, not a chat completion), honouring ``Retr
 no retry on any other 4xx, which would fail the same way again. Requests go out with
 ``with_raw_response`` so the stored response is the endpoint's own JSON, not a re-serialized
 client object, and so a broken body can be told apart from a model's answer.
+
+``timeout_s`` bounds each whole attempt, from connecting to the last byte of the body: the
+HTTP client's own timeout is per read, so a server that drips a byte now and then would keep
+a request open indefinitely. A retry gets a fresh deadline of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -54,8 +59,16 @@ class ResponseBodyError(Exception):
     """HTTP 200 whose body is not a chat completion (truncated, not JSON, no choices)."""
 
 
+class AttemptTimeout(Exception):
+    """An attempt did not deliver its complete response within ``timeout_s`` (retryable)."""
+
+
 class CallError(RuntimeError):
     """A call failed for good; the message names model, stage and key."""
+
+
+class EndpointNotFound(CallError):
+    """HTTP 404 on an endpoint operation: the object (e.g. a saved batch) does not exist there."""
 
 
 class MissingApiKey(RuntimeError):
@@ -100,7 +113,10 @@ def is_retryable(exc: BaseException) -> bool:
     """Transient failures: worth the same request again after a pause."""
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError | ResponseBodyError | httpx2.TransportError)
+    return isinstance(
+        exc,
+        openai.APIConnectionError | ResponseBodyError | AttemptTimeout | httpx2.TransportError,
+    )
 
 
 def retry_after_s(exc: BaseException | None) -> float | None:
@@ -138,6 +154,8 @@ def describe_error(exc: BaseException) -> str:
         return f"HTTP {exc.status_code} {body!r}"
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
+    if isinstance(exc, AttemptTimeout):
+        return f"timeout ({exc})"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
         return f"connection error ({type(cause).__name__ if cause else 'unknown'})"
@@ -177,6 +195,15 @@ async def create_completion(
         extra_body=dict(params),
     )
     return parse_completion(raw.http_response.content)
+
+
+async def _within_deadline(attempt: Awaitable[T], timeout_s: float) -> T:
+    """``attempt``, cancelled (closing its connection) if it is not done within ``timeout_s``."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await attempt
+    except TimeoutError:
+        raise AttemptTimeout(f"no complete response within {timeout_s:g}s") from None
 
 
 def _waiter(settings: CallSettings):
@@ -234,7 +261,9 @@ async def call_with_retries(
             with attempt:
                 attempts = attempt.retry_state.attempt_number
                 start = time.perf_counter()
-                response = await create_completion(client, model, messages, params)
+                response = await _within_deadline(
+                    create_completion(client, model, messages, params), settings.timeout_s
+                )
                 return response, time.perf_counter() - start, attempts
     except Exception as exc:  # every failure becomes one clear, secret-free error
         kind = "gave up after" if is_retryable(exc) else "not retryable, failed at"
@@ -257,4 +286,5 @@ def retry_sync(fn: Callable[[], T], *, settings: CallSettings, what: str) -> T:
     try:
         return retrying(fn)
     except Exception as exc:
-        raise CallError(f"{what}: {describe_error(exc)}") from None
+        kind = EndpointNotFound if isinstance(exc, openai.NotFoundError) else CallError
+        raise kind(f"{what}: {describe_error(exc)}") from None

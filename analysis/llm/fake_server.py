@@ -7,7 +7,9 @@ It implements ``/v1/chat/completions``, ``/v1/models``, ``/v1/files`` and ``/v1/
 What a request gets is scripted per *last message content*: ``server.plan[content]`` is a list
 of actions for its successive attempts (then ``ok``). Actions:
 
-``ok`` | ``slow:<s>`` (answer after s seconds) | ``429`` | ``429:ra=<s>`` (Retry-After) |
+``ok`` | ``slow:<s>`` (answer after s seconds) | ``drip:<s>`` (headers at once, then the
+body one byte every s seconds: no single read waits long, the whole answer takes minutes) |
+``429`` | ``429:ra=<s>`` (Retry-After) |
 ``429:ms=<ms>`` (retry-after-ms) | ``500`` | ``503`` | ``400`` | ``401`` | ``404`` |
 ``truncated`` (Content-Length longer than the body, then close) | ``nonjson`` (HTML body) |
 ``nochoices`` (JSON without choices) | ``reset`` (close without answering) |
@@ -30,6 +32,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -63,6 +66,8 @@ class FakeOpenAI:
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_polls: Counter[str] = Counter()
+        self.batch_errors: dict[str, Any] | None = None  # set: every batch fails with these
+        self.batch_output_edit: Callable[[bytes], bytes] | None = None  # e.g. tear a line
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever answered at once (tests the concurrency bound)
         self.lock = threading.Lock()
@@ -155,6 +160,9 @@ class FakeOpenAI:
     # ----------------------------------------------------------- batch
     def _run_batch(self, batch: dict[str, Any]) -> None:
         """Answer every line of the input file (plan actions apply, one attempt each)."""
+        if self.batch_errors is not None:
+            batch.update(status="failed", errors=self.batch_errors)
+            return
         lines = self.files[batch["input_file_id"]]["content"].decode().splitlines()
         out, err = [], []
         for i, line in enumerate(x for x in lines if x.strip()):
@@ -191,7 +199,10 @@ class FakeOpenAI:
                         "error": None,
                     }
                 )
-        batch["output_file_id"] = self._add_file("batch_output", "output.jsonl", out)
+        content = b"".join(json.dumps(x).encode() + b"\n" for x in out)
+        if self.batch_output_edit is not None:
+            content = self.batch_output_edit(content)
+        batch["output_file_id"] = self._add_file("batch_output", "output.jsonl", content)
         batch["error_file_id"] = (
             self._add_file("batch_output", "errors.jsonl", err) if err else None
         )
@@ -263,6 +274,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(raw)
+
+    def _drip(self, raw: bytes, every_s: float) -> None:
+        """Send ``raw`` as a 200 one byte at a time; stop when the client hangs up."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for i in range(len(raw)):
+                self.wfile.write(raw[i : i + 1])
+                self.wfile.flush()
+                time.sleep(every_s)
+        except OSError:
+            return
 
     def _error(self, code: int, message: str, headers: dict[str, str] | None = None) -> None:
         self._send(code, {"error": {"message": message, "type": "fake", "code": code}}, headers)
@@ -381,6 +407,11 @@ class _Handler(BaseHTTPRequestHandler):
         if code == "slow":
             time.sleep(float(arg))
             return self._send(200, fake.completion(body, action="ok"))
+        if code == "drip":
+            self._drip(json.dumps(fake.completion(body, action="ok")).encode(), float(arg))
+            with fake.lock:  # counted as delivered only if the client read it to the end
+                fake.served[content] -= 1
+            return
         if code == "truncated":
             raw = json.dumps(fake.completion(body, action="ok")).encode()
             with fake.lock:  # the client never got it

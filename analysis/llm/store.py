@@ -5,21 +5,32 @@ shards compressed before committing). Parallel Snakemake jobs write different sh
 shard has one writer; an ``fcntl`` lock guards it anyway. Records are appended as complete
 lines in one ``write``, then fsynced before the call counts as done, so a run killed at any
 moment loses no completed (paid) call. A kill in the middle of a write can leave a torn last
-line: readers ignore it and the next writer truncates it, so it never becomes a corrupt record.
+line: readers ignore it (with a warning) and the next writer truncates it, so it never becomes a
+corrupt record. A last line that lacks only its newline (a hand edit, or a kill between the
+record and its newline) is a complete record: readers serve it and the next writer completes
+the line instead of deleting a paid call.
 
 Replay reads every shard of a (stage, model); when a key occurs more than once (``refresh``
 appends a newer answer) the record with the newest ``created`` time wins.
+
+Two record runs may share a store (two results folders in one checkout, each writing its own
+shard). So that a shared call is paid once, a writer holds a per-key claim while it makes and
+stores a call (``KeyClaims``: a POSIX byte-range lock, released by the kernel if the run dies)
+and, holding it, first reads what the other writers appended since (``StoreFollower``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import fcntl
 import gzip
+import hashlib
 import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,13 +117,27 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     return scrub(value)
 
 
+def _is_complete_record(line: bytes) -> bool:
+    """True when ``line`` is a whole JSON record. No proper prefix of a JSON object parses, so
+    a line cut short by a kill never passes; only a record missing its newline does."""
+    try:
+        rec = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(rec, dict) and isinstance(rec.get("key"), str)
+
+
 def _read_lines(path: Path) -> tuple[list[bytes], bytes]:
-    """Complete lines of a shard and the torn tail after the last newline (usually empty)."""
+    """Lines of a shard holding records, and the torn tail after them (usually empty).
+
+    The text after the last newline counts as a line when it is a complete record.
+    """
     raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
     head, newline, tail = raw.rpartition(b"\n")
-    if not newline:  # no newline at all: the whole content (if any) is a torn line
-        return [], raw
-    return head.split(b"\n"), tail
+    lines = head.split(b"\n") if newline else []
+    if tail.strip() and _is_complete_record(tail):
+        return [*lines, tail], b""
+    return lines, tail
 
 
 def iter_shard(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -149,6 +174,93 @@ def load_index(store: Path, stage: str, model: str) -> dict[str, dict[str, Any]]
             if _newer(rec, index.get(rec["key"])):
                 index[rec["key"]] = rec
     return index
+
+
+#: the claims file of a (stage, model) folder; holds no data (git-ignored), only locks
+CLAIMS_FILE = ".claims"
+
+
+class StoreFollower:
+    """The records of a (stage, model) folder, kept current by reading only what was appended
+    since the last look (by this run or by another writer of the same store)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.index: dict[str, dict[str, Any]] = {}
+        self._read_up_to: dict[Path, int] = {}
+
+    def update(self) -> dict[str, dict[str, Any]]:
+        """Read the complete lines appended to every shard since the last call; the index."""
+        for path in list_shards(self.folder):
+            if path.name.endswith(".gz"):  # finished shards: read once, never appended to
+                if path not in self._read_up_to:
+                    self._add(rec for _, rec in iter_shard(path))
+                    self._read_up_to[path] = -1
+                continue
+            start = self._read_up_to.get(path, 0)
+            with contextlib.suppress(FileNotFoundError), open(path, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+                end = data.rfind(b"\n")
+                if end >= 0:
+                    self._add(_records_of(data[:end].split(b"\n")))
+                    self._read_up_to[path] = start + end + 1
+        return self.index
+
+    def _add(self, records: Iterable[dict[str, Any]]) -> None:
+        for rec in records:
+            if _newer(rec, self.index.get(rec["key"])):
+                self.index[rec["key"]] = rec
+
+
+def _records_of(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The well-formed records among ``lines`` (a bad one was reported when the run began)."""
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("key"), str):
+            yield rec
+
+
+class KeyClaims:
+    """Per-key claims on a (stage, model) folder, shared by every process using the store.
+
+    A claim is an exclusive POSIX lock on one byte of the folder's ``.claims`` file, at an
+    offset derived from the key (a collision only makes two calls wait for each other). The
+    kernel drops the locks of a process that dies, so a killed run never blocks the next one.
+    POSIX locks belong to the process: keys within one run are already unique.
+    """
+
+    def __init__(self, folder: Path, poll_s: float = 0.02) -> None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self.poll_s = poll_s
+        self.fd = os.open(Path(folder) / CLAIMS_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    @staticmethod
+    def _offset(key: str) -> int:
+        return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Wait (without blocking the event loop) until ``key`` is free, hold it in the block."""
+        offset = self._offset(key)
+        while True:
+            try:
+                fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+                break
+            except (BlockingIOError, PermissionError):
+                await asyncio.sleep(self.poll_s)
+        try:
+            yield
+        finally:
+            fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, offset)
 
 
 class ShardWriter:
@@ -195,7 +307,8 @@ class ShardWriter:
         return ShardWriter._Lock(self.fd)
 
     def _repair_tail(self) -> None:
-        """Cut a torn last line (from a writer killed mid-write) back to the last newline."""
+        """End the file with a newline: complete a whole last record that lacks it, or cut a
+        torn last line (from a writer killed mid-write) back to the last newline."""
         size = os.fstat(self.fd).st_size
         if size == 0 or os.pread(self.fd, 1, size - 1) == b"\n":
             return
@@ -210,6 +323,11 @@ class ShardWriter:
                 keep = start + nl + 1
                 break
             pos = start
+        if _is_complete_record(os.pread(self.fd, size - keep, keep)):
+            os.write(self.fd, b"\n")
+            os.fsync(self.fd)
+            log.warning("%s: added the missing newline after the last record", self.path)
+            return
         os.ftruncate(self.fd, keep)
         os.fsync(self.fd)
         log.warning("%s: truncated a torn last line (%d bytes)", self.path, size - keep)
@@ -308,7 +426,7 @@ def check_record(rec: Mapping[str, Any], stage: str, model: str) -> list[str]:
 def validate_store(store: Path) -> StoreReport:
     """Check every record of every shard: JSON, fields, folder, recomputed key."""
     report = StoreReport()
-    keys: set[tuple[str, str, str]] = set()
+    where: dict[tuple[str, str, str], list[str]] = {}
     for stage, model, path in iter_store(store):
         report.n_shards += 1
         try:
@@ -337,8 +455,14 @@ def validate_store(store: Path) -> StoreReport:
             for problem in check_record(rec, stage, model):
                 report.errors.append(f"{path}:{lineno}: {problem}")
             if isinstance(rec.get("key"), str):
-                keys.add((stage, model, rec["key"]))
-    report.n_keys = len(keys)
+                where.setdefault((stage, model, rec["key"]), []).append(f"{path}:{lineno}")
+    report.n_keys = len(where)
+    for (stage, model, key), places in where.items():
+        if len(places) > 1:
+            report.warnings.append(
+                f"{stage}/{model}: key {key} stored {len(places)} times (each was paid; the "
+                f"newest is served): {', '.join(places)}"
+            )
     return report
 
 

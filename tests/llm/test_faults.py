@@ -62,6 +62,34 @@ def test_transient_faults_are_retried_and_stored_once(
     assert again.cached and server.attempts["q"] == attempts
 
 
+def test_timeout_is_per_attempt_not_per_read(
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+) -> None:
+    """A server dripping one byte every 0.5 s never lets a single read time out; the attempt
+    must still end at ``timeout_s`` (connect to last byte), and the retry gets its own."""
+    server.plan = {"q": ["drip:0.5"]}
+    fast = dataclasses.replace(fast, timeout_s=2)
+    start = time.perf_counter()
+    (result,) = record(model, store, fast, "q")
+    elapsed = time.perf_counter() - start
+    assert result.text == "echo: q" and result.error is None
+    assert server.attempts["q"] == 2
+    assert 2 <= elapsed < 6, f"the dripping attempt took {elapsed:.1f}s, not ~2s"
+
+
+def test_a_dripping_server_that_never_finishes_fails_with_a_timeout(
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+) -> None:
+    server.plan = {"q": ["drip:0.5"] * 2}
+    fast = dataclasses.replace(fast, timeout_s=1, max_retries=1)
+    start = time.perf_counter()
+    (result,) = record(model, store, fast, "q", raise_on_error=False)
+    assert time.perf_counter() - start < 5
+    assert result.error is not None and "timeout" in result.error
+    assert "attempt 2 of 2" in result.error
+    assert stored_keys(store) == []
+
+
 @pytest.mark.parametrize(("action", "wait"), [("429:ra=0.3", 0.3), ("429:ms=250", 0.25)])
 def test_retry_after_is_honoured(
     server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, action, wait

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.cli import main
 from analysis.llm.calls import ChatRequest, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
@@ -74,6 +75,39 @@ def test_torn_last_line_is_ignored_then_truncated_by_the_next_writer(
     assert data.startswith(good) and torn not in data and data.endswith(b"\n")
     assert len(data.splitlines()) == 3
     assert validate_store(store).ok and not validate_store(store).warnings
+
+
+def test_complete_last_record_without_newline_is_kept_and_completed(
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, capsys
+) -> None:
+    """A hand edit (or a kill exactly before the newline) leaves a complete record with no
+    trailing newline: it is a paid call, so readers serve it and the next writer keeps it."""
+    path = _record("s", model, store, fast, n=2)
+    good = path.read_bytes()
+    path.write_bytes(good[:-1])  # the second record loses only its newline
+    assert len(load_index(store, "s", "fake-model")) == 2
+    report = validate_store(store)
+    assert report.ok and report.n_records == 2 and report.n_keys == 2
+    assert not any("torn" in w for w in report.warnings)
+    assert main(["calls", "--store", str(store), "--validate"]) == 0
+    err = capsys.readouterr().err
+    assert "2 records, 2 keys: valid" in err and "torn" not in err
+    _record("s", model, store, fast, n=3)  # the rerun makes only the third call
+    assert sum(server.served.values()) == 3
+    data = path.read_bytes()
+    assert data.startswith(good) and data.endswith(b"\n") and len(data.splitlines()) == 3
+    assert validate_store(store).ok and not validate_store(store).warnings
+
+
+def test_file_with_one_complete_record_and_no_newline(
+    model: ModelSpec, store: Path, fast: CallSettings
+) -> None:
+    path = _record("s", model, store, fast, n=1)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    assert [n for n, _ in iter_shard(path)] == [1]
+    with ShardWriter(path):
+        pass
+    assert path.read_bytes().endswith(b"}\n") and len(path.read_bytes().splitlines()) == 1
 
 
 def test_file_without_any_newline_is_all_torn(tmp_path: Path) -> None:
