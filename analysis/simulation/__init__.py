@@ -5,13 +5,13 @@
 (``sim-human-..``, ``sim-llm-..``, users ``sim-wc-..``); see ``data/raw/bundled/README.md``.
 """
 
-from analysis.data.bundled_world.parameters import (
+from analysis.simulation.parameters import (
     DEFAULT_PARAMETERS,
     STUDY_TARGETS,
     WorldParameters,
 )
-from analysis.data.bundled_world.simulate import World, simulate_world
-from analysis.data.bundled_world.write import write_world
+from analysis.simulation.simulate import World, simulate_world
+from analysis.simulation.write import write_world
 
 __all__ = [
     "DEFAULT_PARAMETERS",
