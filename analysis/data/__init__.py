@@ -3,7 +3,9 @@
 Every dataset becomes the same validated tables (``analysis.data.schemas``), written as parquet
 by rule ``canonical_tables`` (``analysis.data.canonical``); analysis code reads only those.
 The authors' annotation-tool layout is read by ``analysis.data.annotation_tool``; the bundled
-simulated world is written in that same layout, so one adapter serves both datasets.
+simulated world (written by the tool ``analysis.simulation``) uses that same layout, so one
+adapter serves both datasets. The public face is what the rules use: ``read_dataset`` and
+``resolve_root``; errors live in ``analysis.data.errors``.
 ``docs/data.md`` documents every table, column, file kind and round.
 """
 
@@ -13,19 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis.data.errors import DataError, SkippedRecord, TableValidationError
-
 if TYPE_CHECKING:
     from analysis.data.annotation_tool import AdapterResult
 
-__all__ = [
-    "ADAPTERS",
-    "DataError",
-    "SkippedRecord",
-    "TableValidationError",
-    "read_dataset",
-    "resolve_root",
-]
+__all__ = ["read_dataset", "resolve_root"]
 
 
 def _annotation_tool(root: Path) -> AdapterResult:

@@ -21,13 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis import REPO_ROOT
 from analysis.cli import main as recenter
-from analysis.simulation import (
-    DEFAULT_PARAMETERS,
-    STUDY_TARGETS,
-    WorldParameters,
-    simulate_world,
-    write_world,
-)
+from analysis.simulation import DEFAULT_PARAMETERS, WorldParameters, simulate_world, write_world
 from analysis.simulation.calibration import (
     SAMPLING_SD,
     calibrate_default_relevance,
@@ -36,6 +30,7 @@ from analysis.simulation.calibration import (
     relevance_votes,
     stage2_statistics,
 )
+from analysis.simulation.parameters import STUDY_TARGETS
 from analysis.simulation.raters import (
     ITEM_TYPES,
     QUALITY_CLASSES,
