@@ -1,5 +1,5 @@
 # recenter: the two commands of the README.
-#   make paper   install everything the workflow needs, then reproduce the paper (paper/build/paper.pdf)
+#   make paper   install everything the workflow needs, then reproduce the paper (paper/build/bundled/paper.pdf)
 #   make test    install everything the tests need, then run the test suite
 # Both work on a fresh Debian machine with Python 3.11 (as root, or with sudo available).
 

@@ -17,6 +17,8 @@ DATASET = CFG["data"]["name"]
 RESULTS = f"results/{DATASET}"
 FIGURES = f"figures/{DATASET}"
 LOGS = f"logs/{DATASET}"
+PAPER_GENERATED = f"paper/generated/{DATASET}"
+PAPER_BUILD = f"paper/build/{DATASET}"
 # The software of every rule: the project environment (pyproject.toml is its source of truth).
 CONDA_ENV = str(WORKFLOW_DIR / "environment.yml")
 
@@ -40,7 +42,7 @@ include: "workflow/rules/paper.smk"
 rule all:
     """The paper, compiled: every number, table and figure in it regenerated."""
     input:
-        "paper/build/paper.pdf",
+        f"{PAPER_BUILD}/paper.pdf",
         f"{RESULTS}/config.yaml",
     default_target: True
 

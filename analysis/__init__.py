@@ -5,5 +5,26 @@ All study logic lives in this package; Snakemake rules only call into it.
 
 from pathlib import Path
 
+__all__ = ["REPO_ROOT", "repo_root"]
+
+
+def repo_root(start: Path | str | None = None) -> Path:
+    """The working copy holding ``start``: the nearest folder at or above it with a Snakefile.
+
+    The one way the project finds its root (the package, rule scripts, tests and benchmarks):
+    a rule script passes its own folder, so a reviewer's fresh copy resolves to that copy even
+    when ``analysis`` is imported from elsewhere. Without ``start``, the copy holding this
+    package; if the package sits outside any copy (a wheel install), the working directory,
+    where the workflow runs.
+    """
+    here = Path(start if start is not None else __file__).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "Snakefile").is_file():
+            return folder
+    if start is not None:
+        raise FileNotFoundError(f"no Snakefile at or above {here}: not inside a recenter copy")
+    return Path.cwd().resolve()
+
+
 #: Repository root (the folder that holds the Snakefile).
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = repo_root()

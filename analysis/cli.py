@@ -15,7 +15,7 @@ from analysis.workflow_config import ConfigError
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "config": ("analysis.cli_config", "print the resolved Hydra config for a set of overrides"),
-    "simulate": ("analysis.data.bundled_world.cli", "write the simulated bundled world's files"),
+    "simulate": ("analysis.simulation.cli", "write the simulated bundled world's files"),
     "calls": ("analysis.llm.cli", "call-store usage and cost per stage and model; --validate"),
     "trace": ("analysis.paper.trace", "print where one number comes from (JSON); --check"),
     "verify": ("analysis.paper.verify", "rebuild every number offline and diff against results"),

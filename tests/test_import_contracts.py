@@ -5,18 +5,17 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from analysis import REPO_ROOT
 
 
 def test_layer_contracts_are_kept() -> None:
     exe = shutil.which("lint-imports")
     if exe is None:
         pytest.fail("lint-imports is not installed: pip install -e '.[test]'")
-    done = subprocess.run([exe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([exe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 
@@ -28,5 +27,7 @@ def test_statistics_and_records_import_without_hydra() -> None:
         "bad = [m for m in sys.modules if m.split('.')[0] in ('hydra', 'omegaconf') "
         "or m.startswith('analysis.paper')]; print(bad); sys.exit(1 if bad else 0)"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr

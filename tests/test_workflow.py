@@ -118,8 +118,9 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
         runs = [pool.submit(run_snakemake, copy, "--cores", "2") for copy in (workflow_copy, twin)]
         for run in runs:
             run.result()
-    pdf = workflow_copy / "paper/build/paper.pdf"
+    pdf = workflow_copy / "paper/build/bundled/paper.pdf"
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
+    assert not (workflow_copy / "paper/build/paper.pdf").exists()  # per dataset only
     numbers = json.loads((workflow_copy / "results/bundled/numbers.json").read_text())
     # The study's sizes (../shared/STUDY.md): 550 real conversations, 5,949 / 11,919 / 1,101
     # human judgments in stages 1 / 2 / 3.
@@ -131,7 +132,7 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
         assert all(len(i["sha256"]) == 64 for i in record["inputs"])
 
     # Byte-identical results, generated paper sources, figures and PDF.
-    compared = ("results", "paper/generated", "figures", "paper/build/paper.pdf")
+    compared = ("results", "paper/generated", "figures", "paper/build/bundled/paper.pdf")
     first, second = (_tree_digest(copy, compared[:3]) for copy in (workflow_copy, twin))
     changed_files = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
     assert not changed_files, f"not byte-identical across runs: {changed_files[:20]}"

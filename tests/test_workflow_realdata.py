@@ -22,7 +22,9 @@ def test_real_data_builds_the_paper_with_real_stage2_numbers(
         "--config",
         f"overrides=data=annotation_tool data.root={real_data_root}",
     )
-    assert (workflow_copy / "paper/build/paper.pdf").read_bytes().startswith(b"%PDF")
+    assert (
+        (workflow_copy / "paper/build/annotation_tool/paper.pdf").read_bytes().startswith(b"%PDF")
+    )
     numbers = json.loads((workflow_copy / "results/annotation_tool/numbers.json").read_text())
     majority = numbers["stage2.final.relevance_rate.human_majority"]
     assert 0.05 < majority["value"] < 0.5

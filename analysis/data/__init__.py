@@ -3,7 +3,9 @@
 Every dataset becomes the same validated tables (``analysis.data.schemas``), written as parquet
 by rule ``canonical_tables`` (``analysis.data.canonical``); analysis code reads only those.
 The authors' annotation-tool layout is read by ``analysis.data.annotation_tool``; the bundled
-simulated world is written in that same layout, so one adapter serves both datasets.
+simulated world (written by the tool ``analysis.simulation``) uses that same layout, so one
+adapter serves both datasets. The public face is what the rules use: ``read_dataset`` and
+``resolve_root``; errors live in ``analysis.data.errors``.
 ``docs/data.md`` documents every table, column, file kind and round.
 """
 
@@ -12,19 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.data.annotation_tool import AdapterResult, read_annotation_tool
-from analysis.data.errors import DataError, SkippedRecord, TableValidationError
 
 #: ``data.adapter`` config value of the one adapter (the annotation-tool layout)
 ADAPTER = "annotation_tool"
 
-__all__ = [
-    "ADAPTER",
-    "DataError",
-    "SkippedRecord",
-    "TableValidationError",
-    "read_dataset",
-    "resolve_root",
-]
+__all__ = ["ADAPTER", "read_dataset", "resolve_root"]
 
 
 def resolve_root(root: str | Path, base: str | Path) -> Path:

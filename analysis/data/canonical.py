@@ -1,8 +1,9 @@
-"""Writing and reading the canonical tables (``results/<dataset>/tables/<name>.parquet``).
+"""Writing the canonical tables (``results/<dataset>/tables/<name>.parquet``).
 
 Files are byte-stable: rows sorted by the table's key, columns in schema order, no pandas
 index, fixed compression, so rerunning on the same raw data reproduces the same bytes and a
-changed file always means changed data. Tables are validated on the way out and on the way in.
+changed file always means changed data. Tables are validated on the way out (the tests read
+them back, validated again, with ``tests/data/tables.py``).
 """
 
 from __future__ import annotations
@@ -42,23 +43,6 @@ def write_tables(tables: Mapping[str, pd.DataFrame], out_dir: Path | str) -> lis
         pq.write_table(table, path, compression="zstd", compression_level=3)
         written.append(path)
     return written
-
-
-def read_tables(
-    in_dir: Path | str, names: tuple[str, ...] = TABLE_NAMES
-) -> dict[str, pd.DataFrame]:
-    """Read canonical tables back (all of them by default) and validate what was read.
-
-    Cross-table links are checked only when every table is read.
-    """
-    tables = {name: pd.read_parquet(table_path(in_dir, name)) for name in names}
-    if set(names) == set(TABLE_NAMES):
-        return validate_tables(tables)
-    from analysis.data.schemas import SCHEMAS
-
-    for name, df in tables.items():
-        SCHEMAS[name].validate(df)
-    return tables
 
 
 def write_skipped_report(report: Mapping[str, Any], path: Path | str) -> None:

@@ -12,15 +12,6 @@ from __future__ import annotations
 
 import re
 
-#: the five LLMs of the study, as the canonical tables name them
-STUDY_MODELS: tuple[str, ...] = (
-    "gpt-5.4",
-    "claude-sonnet-4-6",
-    "gemma-4-31b-it",
-    "llama-3.3-70b-instruct",
-    "qwen3.5-27b",
-)
-
 #: short or provider-specific spellings -> canonical id (keys are already lower-cased)
 _ALIASES: dict[str, str] = {
     "llama-3.3-70b": "llama-3.3-70b-instruct",

@@ -30,7 +30,7 @@ from cycler import cycler
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from analysis.provenance import dump_json, repo_relative, sha256_file
+from analysis.provenance import dump_json, input_hashes, repo_relative, sha256_file
 
 #: Okabe & Ito (2008) colour-blind-safe palette, plus a neutral grey
 OKABE_ITO: dict[str, str] = {
@@ -229,19 +229,24 @@ def placeholder_figure(
 
 
 def _inputs_with_hashes(inputs: Sequence[Any]) -> list[dict[str, str]]:
-    """``[{path, sha256}]`` sorted by path; a path is hashed, a ready ``{path, sha256}`` kept."""
-    rows: list[dict[str, str]] = []
+    """``[{path, sha256}]`` sorted by path; a path is hashed, a ready ``{path, sha256}`` kept.
+
+    Paths are hashed by ``analysis.provenance.input_hashes``, as records' inputs are; a figure
+    input that is not a file is an error here (a sidecar must not silently drop a source).
+    """
+    ready: list[dict[str, str]] = []
+    paths: list[Path] = []
     for item in inputs:
         if isinstance(item, Mapping):
             if "path" not in item or "sha256" not in item:
                 raise ValueError(f"figure input {item!r} needs fields 'path' and 'sha256'")
-            rows.append({"path": str(item["path"]), "sha256": str(item["sha256"])})
+            ready.append({"path": str(item["path"]), "sha256": str(item["sha256"])})
             continue
         path = Path(str(item))
         if not path.is_file():
             raise FileNotFoundError(f"figure input {path} does not exist; cannot hash it")
-        rows.append({"path": repo_relative(path), "sha256": sha256_file(path)})
-    return sorted(rows, key=lambda r: r["path"])
+        paths.append(path)
+    return sorted(ready + input_hashes(paths), key=lambda r: r["path"])
 
 
 def sidecar_path(pdf_path: Path | str) -> Path:

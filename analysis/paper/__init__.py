@@ -1,1 +1,6 @@
-"""Number records, LaTeX macros, provenance appendix and claim checks for the paper."""
+"""The paper from the records: LaTeX macros, tables, claim checks, the provenance appendix,
+compilation per dataset, and ``recenter trace``/``verify``/``numbers-diff``.
+
+The records themselves are ``analysis.provenance``. Rules and the CLI import the modules
+directly, so this package re-exports nothing.
+"""

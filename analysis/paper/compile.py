@@ -3,6 +3,10 @@
 ``SOURCE_DATE_EPOCH`` with ``FORCE_SOURCE_DATE=1`` fixes every date pdfTeX writes (creation
 date, ``\\today``, the trailer id), so two builds from the same sources give the same bytes.
 The build folder is emptied first: a stale ``.aux`` from another dataset must not leak in.
+Each dataset has its own generated sources (``paper/generated/<dataset>/``) and build folder
+(``paper/build/<dataset>/``), so a real-data build never overwrites the bundled one: the one
+hand-written ``main.tex`` finds the dataset's generated files through ``\\GeneratedDir``, which
+latexmk defines before reading it (``-usepretex``).
 On failure the error says which LaTeX error stopped the build and where the full log is.
 """
 
@@ -37,16 +41,20 @@ def compile_paper(
     main_tex: Path | str,
     out_pdf: Path | str,
     *,
+    generated: Path | str,
     source_date_epoch: int,
     log: logging.Logger | None = None,
     timeout: int = 600,
 ) -> Path:
     """Build ``main_tex`` into ``out_pdf`` (whose folder is the build folder) with latexmk.
 
-    latexmk's whole output goes to ``log`` (the rule's log file in the workflow).
+    ``generated`` is the folder of the dataset's generated sources; ``main.tex`` and its
+    sections ``\\input{\\GeneratedDir/...}`` from it. latexmk's whole output goes to ``log``
+    (the rule's log file in the workflow).
     """
     main_tex = Path(main_tex).resolve()
     out_pdf = Path(out_pdf).resolve()
+    generated_dir = os.path.relpath(Path(generated).resolve(), main_tex.parent).replace(os.sep, "/")
     build = out_pdf.parent
     if shutil.which("latexmk") is None:
         raise LatexError(
@@ -68,7 +76,8 @@ def compile_paper(
     cmd = [
         "latexmk",
         "-pdf",
-        "-pdflatex=pdflatex %O %S",
+        "-pdflatex=pdflatex %O %P",
+        f"-usepretex=\\def\\GeneratedDir{{{generated_dir}}}",
         "-bibtex",
         "-interaction=nonstopmode",
         "-halt-on-error",

@@ -1,4 +1,4 @@
-r"""``paper/generated/dataset.tex``: which dataset built this PDF, and whether it is simulated.
+r"""``paper/generated/<dataset>/dataset.tex``: which dataset built this PDF; is it simulated?
 
 The data section and the title page print these, so nobody mistakes the bundled simulated
 world for the authors' data: ``\DatasetName``, ``\DatasetDescription`` and the switch

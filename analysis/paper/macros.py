@@ -1,6 +1,6 @@
 r"""Render ``numbers.json`` as LaTeX macros: the only way a number gets into the paper.
 
-For every record key the generated ``paper/generated/numbers.tex`` defines
+For every record key the generated ``paper/generated/<dataset>/numbers.tex`` defines
 
 * ``\csname rc@<key>\endcsname``: the display value (``0.43``, ``58.0\%``), escaped for LaTeX,
 * ``rc@ci@<key>`` (``0.39, 0.47``), ``rc@cilevel@<key>`` (``95\%``), ``rc@method@<key>``,

@@ -1,105 +1,21 @@
 r"""Read the paper's ``.tex`` sources the way the provenance chain needs them.
 
-Two jobs:
-
-* :func:`keys_used` lists the record keys a text prints (``\rc{key}``, ``\rcci{key}``,
-  ``\rcn``, ``\rcmethod`` and the CamelCase aliases), so the appendix has one row per number
-  that appears in the paper, and nothing else;
-* :func:`hand_typed_numbers` finds digits typed by hand where a result belongs. It blanks
-  what may legitimately hold digits (record keys, labels, references, citations, file names,
-  package options, lengths such as ``0.5\linewidth`` or ``2pt``, section titles, model names
-  written with ``\model{...}``, stage names such as "stage~2", names such as F1 or BM25,
-  macro parameters ``#1``, integer assignments such as ``\pdfsuppressptexinfo=-1``)
-  and reports every digit left, with file and line.
+:func:`keys_used` lists the record keys a text prints (``\rc{key}``, ``\rcci{key}``, ``\rcn``,
+``\rcmethod`` and the CamelCase aliases), so the appendix has one row per number that appears
+in the paper, and nothing else; :func:`keys_guarded` the keys a text only tests for. The lint
+that finds digits typed by hand where a result belongs is a test (``tests/paper/source_lint.py``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-
-from analysis.paper.macros import RESERVED_MACROS, alias_for, alias_map
 
 #: accessors whose argument is a record key that is printed
 PRINTING_ACCESSORS = ("rc", "rcci", "rcint", "rcn", "rcmethod")
 #: accessors whose argument names keys only to test that they exist
 GUARDS = ("IfRecordTF", "IfRecordsTF")
-
-#: commands whose mandatory arguments are identifiers, never prose: name -> arguments to blank
-IDENTIFIER_ARGS: dict[str, int] = {
-    **{name: 1 for name in PRINTING_ACCESSORS + GUARDS},
-    "Claim": 1,
-    "StudyFigure": 1,
-    "ref": 1,
-    "eqref": 1,
-    "autoref": 1,
-    "pageref": 1,
-    "nameref": 1,
-    "label": 1,
-    "tag": 1,
-    "hyperlink": 1,
-    "hypertarget": 1,
-    "href": 1,
-    "url": 1,
-    "input": 1,
-    "include": 1,
-    "includegraphics": 1,
-    "bibliography": 1,
-    "bibliographystyle": 1,
-    "usepackage": 1,
-    "RequirePackage": 1,
-    "documentclass": 1,
-    "begin": 1,
-    "end": 1,
-    "setcounter": 2,
-    "addtocounter": 2,
-    "setlength": 2,
-    "addtolength": 2,
-    "multicolumn": 2,
-    "cmidrule": 1,
-    "cline": 1,
-    "newcommand": 1,
-    "renewcommand": 1,
-    "providecommand": 1,
-    "DeclareRobustCommand": 1,
-    # section titles may carry numbers ("Stage 2: relevance")
-    "part": 1,
-    "section": 1,
-    "subsection": 1,
-    "subsubsection": 1,
-    "paragraph": 1,
-}
-#: citation commands (any \cite..., \citet, \citep, \citealp, \citeyear ...)
-_CITE = re.compile(r"^(?:no)?cite[a-zA-Z]*$")
-#: commands whose argument is a name that may contain digits (a model, a code identifier),
-#: blanked only when the argument has a letter: ``\model{0.43}`` is still a typed number
-NAME_ARGS = ("model", "code", "texttt")
-
-_DIMENSION = re.compile(
-    r"[-+]?(?:\d+\.?\d*|\.\d+)\s*(?:pt|em|ex|cm|mm|in|bp|pc|sp|dd|cc|mu|fil{1,3})\b"
-    r"|[-+]?(?:\d+\.?\d*|\.\d+)\s*\\(?:textwidth|linewidth|columnwidth|textheight|"
-    r"baselineskip|hsize|vsize|paperwidth|paperheight|tabcolsep|parindent)"
-)
-_STAGE_NAME = re.compile(r"\b[Ss]tages?(?:~|\s+|-)\d(?:\s*(?:,|--|-|and|or|to)\s*\d)*")
-_MACRO_PARAM = re.compile(r"#+\d")
-#: names that contain digits but start with a letter: F1, BM25, sha256, SmolLM2
-_NAME_WITH_DIGITS = re.compile(r"(?<![\w.\\])[A-Za-z][A-Za-z-]*\d[\w-]*")
-#: TeX integer assignments in the preamble (``\pdfsuppressptexinfo=-1``)
-_ASSIGNMENT = re.compile(r"\\[A-Za-z@]+\s*=\s*[-+]?\d+")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A problem in a source file, with where it is."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
 
 
 def strip_comments(text: str) -> str:
@@ -107,104 +23,7 @@ def strip_comments(text: str) -> str:
     return "\n".join(re.sub(r"(?<!\\)%.*$", "", line) for line in text.split("\n"))
 
 
-def _matching_brace(text: str, start: int) -> int:
-    """Index of the ``}`` closing the ``{`` at ``start`` (or len(text) if unbalanced)."""
-    depth = 0
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return len(text)
-
-
-def _blank(chars: list[str], start: int, end: int) -> None:
-    for j in range(start, min(end, len(chars))):
-        if chars[j] != "\n":
-            chars[j] = " "
-
-
-def _skip_space(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t\n":
-        i += 1
-    return i
-
-
-def _blank_options(text: str, chars: list[str], i: int) -> int:
-    """Blank ``[...]`` groups at ``i`` (and ``(lr)`` trims of \\cmidrule); return the end."""
-    while True:
-        j = _skip_space(text, i)
-        if j < len(text) and text[j] in "[(":
-            close = text.find("]" if text[j] == "[" else ")", j)
-            if close < 0:
-                return i
-            _blank(chars, j, close + 1)
-            i = close + 1
-        else:
-            return i
-
-
-def _blank_identifiers(text: str) -> str:
-    chars = list(text)
-    for m in re.finditer(r"\\([A-Za-z@]+|.)", text):
-        name = m.group(1)
-        end = m.end()
-        n_args = IDENTIFIER_ARGS.get(name, 1 if _CITE.match(name) else 0)
-        if n_args or name in NAME_ARGS:
-            if name.endswith("command") or name == "DeclareRobustCommand":
-                end = _skip_space(text, end)
-                if end < len(text) and text[end] == "\\":  # \newcommand\name[1]{...}
-                    name_end = re.match(r"\\[A-Za-z@]+", text[end:])
-                    end += name_end.end() if name_end else 1
-                    n_args = 0
-            j = _skip_space(text, end)
-            if j < len(text) and text[j] == "*":
-                j += 1
-            j = _blank_options(text, chars, j)
-            for _ in range(max(n_args, 1 if name in NAME_ARGS else 0)):
-                j = _skip_space(text, j)
-                if j >= len(text) or text[j] != "{":
-                    break
-                close = _matching_brace(text, j)
-                if name not in NAME_ARGS or re.search(r"[A-Za-z]", text[j:close]):
-                    _blank(chars, j, close + 1)
-                j = close + 1
-            _blank_options(text, chars, j)
-        else:
-            _blank_options(text, chars, end)
-    return "".join(chars)
-
-
-def hand_typed_numbers(text: str, path: str = "<text>") -> list[Finding]:
-    """Every digit in ``text`` that is not in an allowed place (see the module docstring)."""
-    cleaned = _blank_identifiers(strip_comments(text))
-    for rx in (_DIMENSION, _STAGE_NAME, _MACRO_PARAM, _ASSIGNMENT, _NAME_WITH_DIGITS):
-        cleaned = rx.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), cleaned)
-    findings = []
-    original = text.split("\n")
-    for lineno, line in enumerate(cleaned.split("\n"), start=1):
-        for m in re.finditer(r"\d+(?:[.,]\d+)*", line):
-            snippet = original[lineno - 1].strip()
-            findings.append(
-                Finding(
-                    path,
-                    lineno,
-                    f"number typed by hand: '{m.group(0)}' in: {snippet[:120]} "
-                    r"(use \rc{key} / \rcci{key} or a generated table)",
-                )
-            )
-    return findings
-
-
-def _args(text: str, macros: Iterable[str]) -> list[str]:
+def macro_args(text: str, macros: Iterable[str]) -> list[str]:
     names = "|".join(macros)
     return re.findall(r"\\(?:" + names + r")\s*\{([^{}]*)\}", text)
 
@@ -212,7 +31,7 @@ def _args(text: str, macros: Iterable[str]) -> list[str]:
 def keys_used(text: str, aliases: Mapping[str, str] | None = None) -> set[str]:
     """Record keys whose values ``text`` prints (accessors and, given the map, aliases)."""
     text = strip_comments(text)
-    keys = {k.strip() for k in _args(text, PRINTING_ACCESSORS)}
+    keys = {k.strip() for k in macro_args(text, PRINTING_ACCESSORS)}
     keys |= set(re.findall(r"\\hyperlink\s*\{rec:([^{}]+)\}", text))
     if aliases:
         keys |= {aliases[n] for n in re.findall(r"\\([A-Za-z]+)", text) if n in aliases}
@@ -222,15 +41,9 @@ def keys_used(text: str, aliases: Mapping[str, str] | None = None) -> set[str]:
 def keys_guarded(text: str) -> set[str]:
     """Record keys ``text`` tests with ``\\IfRecordTF``/``\\IfRecordsTF``."""
     keys: set[str] = set()
-    for arg in _args(strip_comments(text), GUARDS):
+    for arg in macro_args(strip_comments(text), GUARDS):
         keys |= {k.strip() for k in arg.split(",") if k.strip()}
     return keys
-
-
-def defined_macros(text: str) -> set[str]:
-    """Macros ``text`` defines with \\newcommand, \\renewcommand, \\providecommand, \\def."""
-    pattern = r"\\(?:(?:re|provide|new)command\*?|DeclareRobustCommand|def)\s*\{?\\([A-Za-z@]+)"
-    return set(re.findall(pattern, strip_comments(text)))
 
 
 def keys_in_files(paths: Iterable[Path], aliases: Mapping[str, str] | None = None) -> set[str]:
@@ -240,45 +53,3 @@ def keys_in_files(paths: Iterable[Path], aliases: Mapping[str, str] | None = Non
         if Path(p).is_file():
             keys |= keys_used(Path(p).read_text(encoding="utf-8"), aliases)
     return keys
-
-
-def check_sources(
-    sources: Mapping[str, str], numbers_keys: Iterable[str], claim_ids: Iterable[str] = ()
-) -> list[Finding]:
-    r"""All problems in the hand-written sources (``name -> text``) against a set of keys.
-
-    Reports numbers typed by hand, keys printed or guarded that ``numbers_keys`` lacks,
-    aliases (``\StageTwo...``-style macros) that no key defines, and unknown claim ids.
-    """
-    keys = set(numbers_keys)
-    aliases = alias_map(keys)
-    prefixes = {alias_for(k.split(".")[0]) for k in keys}
-    claim_ids = set(claim_ids)
-    defined: set[str] = set()
-    for text in sources.values():
-        defined |= defined_macros(text)
-    findings: list[Finding] = []
-    for name, text in sorted(sources.items()):
-        findings += hand_typed_numbers(text, name)
-        clean = strip_comments(text)
-        for lineno, line in enumerate(clean.split("\n"), start=1):
-            for key in keys_used(line) | keys_guarded(line):
-                if key not in keys:
-                    findings.append(Finding(name, lineno, f"record key '{key}' is not defined"))
-            for macro in re.findall(r"\\([A-Z][A-Za-z]+)", line):
-                if (
-                    macro not in aliases
-                    and macro not in defined
-                    and macro not in RESERVED_MACROS
-                    and any(
-                        macro.startswith(p) and macro[len(p) : len(p) + 1].isupper()
-                        for p in prefixes
-                    )
-                ):
-                    findings.append(
-                        Finding(name, lineno, f"macro \\{macro} is not the alias of any key")
-                    )
-            for cid in _args(line, ("Claim",)):
-                if claim_ids and cid not in claim_ids:
-                    findings.append(Finding(name, lineno, f"claim '{cid}' is not declared"))
-    return findings

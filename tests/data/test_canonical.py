@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from analysis.data.annotation_tool import AdapterResult, read_annotation_tool
-from analysis.data.canonical import read_tables, write_skipped_report, write_tables
+from analysis.data.canonical import write_skipped_report, write_tables
+from tests.data.tables import read_tables
 from analysis.data.errors import TableValidationError
 from analysis.data.schemas import KEYS, TABLE_NAMES
 from analysis.data.summary import dataset_size_records

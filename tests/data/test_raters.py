@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.data.raters import STUDY_MODELS, normalize_human_rater, normalize_model_id
+from analysis.data.raters import normalize_human_rater, normalize_model_id
+
+#: the five LLMs of the study, as the canonical tables name them
+STUDY_MODELS: tuple[str, ...] = (
+    "gpt-5.4",
+    "claude-sonnet-4-6",
+    "gemma-4-31b-it",
+    "llama-3.3-70b-instruct",
+    "qwen3.5-27b",
+)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.data.canonical import read_tables
+from tests.data.tables import read_tables
 from analysis.data.schemas import TABLE_NAMES
 from tests.conftest import run_snakemake
 from tests.data.tiny_world import EXPECTED_ROWS, tiny_world, write_world

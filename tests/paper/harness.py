@@ -26,6 +26,8 @@ DATASET = CFG["data"]["name"]
 RESULTS = f"results/{{DATASET}}"
 FIGURES = f"figures/{{DATASET}}"
 LOGS = f"logs/{{DATASET}}"
+PAPER_GENERATED = f"paper/generated/{{DATASET}}"
+PAPER_BUILD = f"paper/build/{{DATASET}}"
 CONDA_ENV = {conda_env!r}
 RECORD_FILES = {records!r}
 FIGURE_FILES = {figures!r}
@@ -37,7 +39,7 @@ include: "{paper_smk}"
 rule all:
     """The paper."""
     input:
-        "paper/build/paper.pdf",
+        f"{{PAPER_BUILD}}/paper.pdf",
     default_target: True
 '''
 

@@ -28,9 +28,9 @@ MINIMAL = r"""\documentclass{article}
 \usepackage{lmodern}
 \usepackage{graphicx}
 \usepackage{hyperref}
-\input{generated/numbers}
-\input{generated/claim_verdicts}
-\input{generated/figures}
+\input{\GeneratedDir/numbers}
+\input{\GeneratedDir/claim_verdicts}
+\input{\GeneratedDir/figures}
 \begin{document}
 Kappa \rcci{stage2.final.kappa.human_human}; alias \StageTwoFinalKappaHumanHuman;
 share \rc{stage3.no_better_share}.
@@ -39,7 +39,7 @@ share \rc{stage3.no_better_share}.
 \StudyFigure{kappa_matrix}{A figure this build did not draw.}
 BODYKEY
 \clearpage
-\input{generated/provenance}
+\input{\GeneratedDir/provenance}
 \end{document}
 """
 
@@ -55,7 +55,7 @@ def minimal_paper(root: Path, body: str = "") -> Path:
     numbers: dict = {}
     for rule, recs in records_by_rule("full").items():
         numbers |= attach_provenance(recs, rule=rule, inputs=[])
-    gen = root / "paper" / "generated"
+    gen = root / "paper" / "generated" / "test"
     gen.mkdir(parents=True)
     (gen / "numbers.tex").write_text(render_numbers_tex(numbers))
     claim = C.Claim(
@@ -78,9 +78,20 @@ def minimal_paper(root: Path, body: str = "") -> Path:
     return main
 
 
+def build(main: Path) -> Path:
+    """Compile a minimal paper as the workflow does: dataset ``test``, its own build folder."""
+    paper = main.parent
+    return compile_paper(
+        main,
+        paper / "build" / "test" / "paper.pdf",
+        generated=paper / "generated" / "test",
+        source_date_epoch=EPOCH,
+    )
+
+
 def test_minimal_paper_compiles_with_numbers_links_and_claims(tmp_path: Path) -> None:
     main = minimal_paper(tmp_path)
-    pdf = compile_paper(main, tmp_path / "paper" / "build" / "paper.pdf", source_date_epoch=EPOCH)
+    pdf = build(main)
     text = pdf_text(pdf)
     assert "Kappa 0.43 [95% CI 0.39, 0.47]" in text
     assert "alias 0.43" in text and "share 54.6%" in text
@@ -92,9 +103,9 @@ def test_minimal_paper_compiles_with_numbers_links_and_claims(tmp_path: Path) ->
 
 def test_the_pdf_is_byte_stable(tmp_path: Path) -> None:
     main = minimal_paper(tmp_path / "a")
-    first = compile_paper(main, main.parent / "build" / "paper.pdf", source_date_epoch=EPOCH)
+    first = build(main)
     first_bytes = first.read_bytes()
-    second = compile_paper(main, main.parent / "build" / "paper.pdf", source_date_epoch=EPOCH)
+    second = build(main)
     assert second.read_bytes() == first_bytes
     assert b"/CreationDate (D:20260601000000Z)" in first_bytes
 
@@ -102,7 +113,7 @@ def test_the_pdf_is_byte_stable(tmp_path: Path) -> None:
 def test_an_unknown_key_is_a_latex_error_naming_it(tmp_path: Path) -> None:
     main = minimal_paper(tmp_path, body=r"\rc{stage2.final.kappa.human_humna}")
     with pytest.raises(LatexError, match="stage2.final.kappa.human_humna"):
-        compile_paper(main, main.parent / "build" / "paper.pdf", source_date_epoch=EPOCH)
+        build(main)
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -123,14 +134,14 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
 def test_the_paper_rules_build_the_full_paper_from_records(tmp_path: Path) -> None:
     work = make_paper_workdir(tmp_path / "w", "full")
     snakemake(work)
-    pdf = work / "paper" / "build" / "paper.pdf"
+    pdf = work / "paper" / "build" / "test" / "paper.pdf"
     text = pdf_text(pdf)
     assert "It is simulated." in text
     assert "Where every number comes from" in text
     assert "Claims checked at build time" in text
     assert "??" not in text  # no undefined reference or citation
     assert "(Provenance.)" in text  # the figure registered in FIGURE_FILES, linked
-    provenance = (work / "paper" / "generated" / "provenance.tex").read_text()
+    provenance = (work / "paper" / "generated" / "test" / "provenance.tex").read_text()
     assert r"\hypertarget{rec:stage2.final.kappa.human_human}" in provenance
     assert r"\hypertarget{figrec:pipeline}" in provenance
     assert r"\hypertarget{rec:calls.stage2_relevance.smollm2-135m.calls}" in provenance
@@ -141,7 +152,7 @@ def test_the_paper_rules_build_the_full_paper_from_records(tmp_path: Path) -> No
 def test_a_dataset_without_stage3_ratings_builds_and_says_so(tmp_path: Path) -> None:
     work = make_paper_workdir(tmp_path / "w", "real_like", simulated=False)
     snakemake(work)
-    text = pdf_text(work / "paper" / "build" / "paper.pdf")
+    text = pdf_text(work / "paper" / "build" / "test" / "paper.pdf")
     assert "It holds real data" in text
     assert "(not available in this dataset: stage-3 human ratings)" in text
     assert "not testable on this dataset" in text.lower()  # the claims appendix
@@ -156,11 +167,38 @@ def test_a_claim_the_data_do_not_support_stops_the_build(tmp_path: Path) -> None
             '      op: ">"\n      value: 0.4', '      op: ">"\n      value: 0.9'
         )
     )
-    proc = snakemake(work, "paper/generated/claims.tex", check=False)
+    proc = snakemake(work, "paper/generated/test/claims.tex", check=False)
     assert proc.returncode != 0
     log = (work / "logs" / "test" / "claims.log").read_text()
     assert "personalization_often_no_better" in log
     assert "stage3.no_better_share" in log and "0.546" in log and "> 0.9" in log
-    snakemake(work, "paper/generated/claims.tex", "--config", "overrides=paper.claims_mode=report")
-    tex = (work / "paper" / "generated" / "claims.tex").read_text()
+    snakemake(
+        work, "paper/generated/test/claims.tex", "--config", "overrides=paper.claims_mode=report"
+    )
+    tex = (work / "paper" / "generated" / "test" / "claims.tex").read_text()
     assert r"\textbf{not supported}" in tex
+
+
+def test_two_datasets_build_side_by_side(tmp_path: Path) -> None:
+    """Each dataset's PDF reads its own generated folder and leaves the other's build alone."""
+    paper = tmp_path / "paper"
+    for dataset in ("bundled", "realdata"):
+        (paper / "generated" / dataset).mkdir(parents=True)
+        (paper / "generated" / dataset / "name.tex").write_text(f"Built from {dataset}.")
+    main = paper / "main.tex"
+    main.write_text(
+        "\\documentclass{article}\n\\providecommand{\\GeneratedDir}{generated/bundled}\n"
+        "\\begin{document}\n\\input{\\GeneratedDir/name}\n\\end{document}\n"
+    )
+    pdfs = {
+        dataset: compile_paper(
+            main,
+            paper / "build" / dataset / "paper.pdf",
+            generated=paper / "generated" / dataset,
+            source_date_epoch=EPOCH,
+        )
+        for dataset in ("bundled", "realdata")
+    }
+    assert "Built from bundled." in pdf_text(pdfs["bundled"])
+    assert "Built from realdata." in pdf_text(pdfs["realdata"])
+    assert not (paper / "build" / "paper.pdf").exists()

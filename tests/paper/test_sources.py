@@ -9,14 +9,12 @@ import pytest
 from analysis import REPO_ROOT
 from analysis.paper import claims as C
 from analysis.paper.source_check import (
-    check_sources,
-    hand_typed_numbers,
     keys_guarded,
     keys_used,
 )
-from analysis.paper.tables import table_keys
 from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
+from tests.paper.source_lint import check_sources, hand_typed_numbers, table_keys
 
 
 def tracked_tex() -> dict[str, str]:

@@ -1,6 +1,7 @@
 # The paper: every record -> numbers.json and LaTeX macros -> generated tables, checked claims
-# and the provenance appendix -> paper/build/paper.pdf. Included last: RECORD_FILES and
-# FIGURE_FILES are complete by the time the rules below read them.
+# and the provenance appendix -> paper/build/<dataset>/paper.pdf. Generated sources and build are
+# per dataset (PAPER_GENERATED, PAPER_BUILD), so datasets' papers sit side by side. Included last:
+# RECORD_FILES and FIGURE_FILES are complete by the time the rules below read them.
 
 from pathlib import Path as _Path
 
@@ -10,7 +11,7 @@ from analysis.paper.tables import TABLE_NAMES as _TABLE_NAMES
 #: the hand-written paper sources (the generated ones are listed per rule below)
 PAPER_TEX = ["paper/main.tex", *sorted(str(p) for p in _Path("paper/sections").glob("*.tex"))]
 PAPER_SOURCES = [*PAPER_TEX, "paper/refs.bib"]
-PAPER_TABLES = [f"paper/generated/tables/{name}.tex" for name in _TABLE_NAMES]
+PAPER_TABLES = [f"{PAPER_GENERATED}/tables/{name}.tex" for name in _TABLE_NAMES]
 CALL_SHARDS = [str(p) for _, _, p in _iter_store(CFG["llm"]["store"])]
 
 
@@ -47,7 +48,7 @@ rule numbers:
             caption="../report/numbers.rst",
             category="Numbers and claims",
         ),
-        tex="paper/generated/numbers.tex",
+        tex=f"{PAPER_GENERATED}/numbers.tex",
     params:
         code=code_hash("analysis.provenance", "analysis.paper.macros", "analysis.paper.latex"),
     log:
@@ -63,7 +64,7 @@ rule numbers:
 rule dataset_description:
     """Which dataset built this PDF and whether it is simulated, for the data section."""
     output:
-        tex="paper/generated/dataset.tex",
+        tex=f"{PAPER_GENERATED}/dataset.tex",
     params:
         cfg=subtree(CFG, "data", "paper.title"),
         code=code_hash("analysis.paper.dataset_info", "analysis.paper.latex"),
@@ -109,8 +110,8 @@ rule claims:
             caption="../report/claims.rst",
             category="Numbers and claims",
         ),
-        tex="paper/generated/claims.tex",
-        verdicts="paper/generated/claim_verdicts.tex",
+        tex=f"{PAPER_GENERATED}/claims.tex",
+        verdicts=f"{PAPER_GENERATED}/claim_verdicts.tex",
     params:
         cfg=subtree(CFG, "paper.claims_mode", "run.report_only_claims"),
         code=code_hash("analysis.paper.claims", "analysis.paper.latex"),
@@ -130,11 +131,11 @@ rule provenance_appendix:
         numbers=f"{RESULTS}/numbers.json",
         text=PAPER_TEX,
         tables=PAPER_TABLES,
-        claims="paper/generated/claims.tex",
+        claims=f"{PAPER_GENERATED}/claims.tex",
         figures=FIGURE_FILES,
     output:
-        tex="paper/generated/provenance.tex",
-        figures="paper/generated/figures.tex",
+        tex=f"{PAPER_GENERATED}/provenance.tex",
+        figures=f"{PAPER_GENERATED}/figures.tex",
     params:
         code=code_hash(
             "analysis.paper.provenance",
@@ -157,17 +158,17 @@ rule paper_pdf:
     input:
         main="paper/main.tex",
         sources=PAPER_SOURCES,
-        numbers="paper/generated/numbers.tex",
-        dataset="paper/generated/dataset.tex",
+        numbers=f"{PAPER_GENERATED}/numbers.tex",
+        dataset=f"{PAPER_GENERATED}/dataset.tex",
         tables=PAPER_TABLES,
-        claims="paper/generated/claims.tex",
-        verdicts="paper/generated/claim_verdicts.tex",
-        provenance="paper/generated/provenance.tex",
-        figure_map="paper/generated/figures.tex",
+        claims=f"{PAPER_GENERATED}/claims.tex",
+        verdicts=f"{PAPER_GENERATED}/claim_verdicts.tex",
+        provenance=f"{PAPER_GENERATED}/provenance.tex",
+        figure_map=f"{PAPER_GENERATED}/figures.tex",
         figures=FIGURE_FILES,
     output:
         pdf=report(
-            "paper/build/paper.pdf",
+            f"{PAPER_BUILD}/paper.pdf",
             caption="../report/paper.rst",
             category="Paper",
         ),

@@ -3,6 +3,7 @@ report and the dataset size records."""
 
 from pathlib import Path
 
+from analysis import repo_root
 from analysis.data import read_dataset, resolve_root
 from analysis.data.canonical import write_skipped_report, write_tables
 from analysis.data.summary import dataset_size_records
@@ -11,8 +12,7 @@ from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg["data"]
-    repo = Path(snakemake.scriptdir).resolve().parents[1]  # scripts live in <repo>/workflow/scripts
-    root = resolve_root(cfg["root"], repo)
+    root = resolve_root(cfg["root"], repo_root(snakemake.scriptdir))
     log.info("reading %s with adapter %s", root, cfg["adapter"])
     result = read_dataset(cfg["adapter"], root)
     write_tables(result.tables, Path(snakemake.output.users).parent)

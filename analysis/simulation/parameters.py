@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.data.bundled_world.raters import RelevanceModel, evenly_spread
+from analysis.simulation.raters import RelevanceModel, evenly_spread
 
 
 def _p(default: Any, doc: str) -> Any:

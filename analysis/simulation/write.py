@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from analysis.data.bundled_world.calibration import (
+from analysis.simulation.calibration import (
     MIN_SHARED_ITEMS,
     SAMPLING_SD,
     realized_statistics,
 )
-from analysis.data.bundled_world.parameters import STUDY_TARGETS, WorldParameters
-from analysis.data.bundled_world.simulate import World
+from analysis.simulation.parameters import STUDY_TARGETS, WorldParameters
+from analysis.simulation.simulate import World
 
 #: first line of every data card; marks a folder this module may overwrite
 CARD_MARKER = "# The bundled world (SIMULATED data)"
@@ -86,7 +86,7 @@ The model is calibrated in expectation; the committed seed is the most typical o
 0-39 (`calibration.representative_seed`), so this realization shows the study's figures up
 to ordinary sampling error (see the sds in the calibration table).
 All text is written by the project from templates and phrase banks
-(`analysis/data/bundled_world/text.py`); no sentence comes from real conversations, from
+(`analysis/simulation/text.py`); no sentence comes from real conversations, from
 the study's data or from the paper.
 
 **Users and conversations.** Real-like users (source `sim-wildchat`) and synthetic-benchmark
@@ -218,7 +218,7 @@ def data_card(params: WorldParameters, files: dict[str, list[Any]], stats: dict[
         "",
         "**This dataset is SIMULATED.** No real person, conversation, annotator or model is",
         "in it. Every user, annotator (`sim-human-..`) and model (`sim-llm-..`) is made up by a",
-        "seeded program (`analysis/data/bundled_world/`); its numbers are calibrated to the",
+        "seeded program (`analysis/simulation/`); its numbers are calibrated to the",
         "published figures of *Re-Centering Humans in LLM Personalization* so that the",
         "project's workflow can run end to end without the authors' data. Findings computed",
         "from it describe the simulation, not people. Do not edit these files by hand:",
@@ -259,7 +259,7 @@ def data_card(params: WorldParameters, files: dict[str, list[Any]], stats: dict[
         LAYOUT_NOTES,
         "## Calibration: the study's figures and this world's",
         "",
-        "Computed from these files by `analysis.data.bundled_world.calibration`; kappas are",
+        "Computed from these files by `analysis.simulation.calibration`; kappas are",
         "group means of pairwise Cohen's kappa over rater pairs sharing at least",
         f"{MIN_SHARED_ITEMS} items; the sampling sd is measured across seeds 0-39.",
         "",
@@ -277,7 +277,7 @@ def data_card(params: WorldParameters, files: dict[str, list[Any]], stats: dict[
         "",
         "## Parameters",
         "",
-        "Every parameter of `WorldParameters` (`analysis/data/bundled_world/parameters.py`).",
+        "Every parameter of `WorldParameters` (`analysis/simulation/parameters.py`).",
         "Per-class tuples follow (supported, speculative, overgeneralized, context_confused);",
         "per-type tuples follow (same_domain, style, adjacent, unrelated); per-model tuples",
         f"follow ({', '.join(params.llm_names)}).",

@@ -9,9 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analysis.data.bundled_world.parameters import DEFAULT_PARAMETERS
-from analysis.data.bundled_world.simulate import simulate_world
-from analysis.data.bundled_world.write import write_world
+from analysis.simulation import DEFAULT_PARAMETERS, simulate_world, write_world
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,15 +31,15 @@ import numpy as np
 from scipy.stats import spearmanr, wilcoxon
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.data.bundled_world.parameters import STUDY_TARGETS, WorldParameters
-from analysis.data.bundled_world.raters import (
+from analysis.simulation.parameters import STUDY_TARGETS, WorldParameters
+from analysis.simulation.raters import (
     ITEM_TYPES,
     RELEVANCE_TARGET_KEYS,
     RelevanceModel,
     calibrate_relevance,
 )
-from analysis.data.bundled_world.simulate import simulate_world
-from analysis.data.bundled_world.text import mentions_attribute
+from analysis.simulation.simulate import simulate_world
+from analysis.simulation.text import mentions_attribute
 
 Files = dict[str, list[dict[str, Any]]]
 
@@ -316,7 +316,7 @@ def representative_seed(params: WorldParameters, seeds: range = range(40)) -> in
 
     This is how the committed world's seed was chosen; rerun it after changing the model.
     """
-    from analysis.data.bundled_world.write import write_world
+    from analysis.simulation.write import write_world
 
     scores = []
     for seed in seeds:

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from analysis.data.bundled_world import text as T
-from analysis.data.bundled_world.parameters import WorldParameters
-from analysis.data.bundled_world.raters import (
+from analysis.simulation import text as T
+from analysis.simulation.parameters import WorldParameters
+from analysis.simulation.raters import (
     ITEM_TYPES,
     QUALITY_CLASSES,
     STAGE1_LABELS,

@@ -43,9 +43,6 @@ STAGE1_LABELS: tuple[str, ...] = ("rejected", "uncertain", "accepted")
 #: the annotation tool's spelling of each label (task-1 / task-4 files)
 TOOL_JUDGMENT: dict[str, str] = {"accepted": "ok", "uncertain": "unsure", "rejected": "bad"}
 
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(48)
-_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
-
 
 def evenly_spread(n: int, half_width: float) -> np.ndarray:
     """``n`` offsets evenly spaced in [-half_width, half_width] (one per rater; mean 0)."""
@@ -76,24 +73,6 @@ def draw_attribute_labels(
         + rng.logistic(size=raters.shape)
     )
     return (latent > cutpoints[0]).astype(np.int64) + (latent > cutpoints[1])
-
-
-def expected_label_probabilities(
-    class_means: np.ndarray,
-    item_sd: float,
-    leniency: np.ndarray,
-    cutpoints: tuple[float, float],
-) -> np.ndarray:
-    """P(label | class), averaged over raters and item difficulty: (classes, 3)."""
-    loc = (
-        np.asarray(class_means)[:, None, None]
-        + item_sd * _GH_NODES[None, None, :]
-        + np.asarray(leniency)[None, :, None]
-    )
-    above_low = expit(loc - cutpoints[0])
-    above_high = expit(loc - cutpoints[1])
-    probs = np.stack([1 - above_low, above_low - above_high, above_high], axis=-1)
-    return np.einsum("crkl,k->cl", probs, _GH_WEIGHTS) / len(leniency)
 
 
 # --------------------------------------------------------------------------- stage 2

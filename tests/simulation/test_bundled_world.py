@@ -21,14 +21,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis import REPO_ROOT
 from analysis.cli import main as recenter
-from analysis.data.bundled_world import (
-    DEFAULT_PARAMETERS,
-    STUDY_TARGETS,
-    WorldParameters,
-    simulate_world,
-    write_world,
-)
-from analysis.data.bundled_world.calibration import (
+from analysis.simulation import DEFAULT_PARAMETERS, WorldParameters, simulate_world, write_world
+from analysis.simulation.calibration import (
     SAMPLING_SD,
     calibrate_default_relevance,
     read_layout,
@@ -36,15 +30,16 @@ from analysis.data.bundled_world.calibration import (
     relevance_votes,
     stage2_statistics,
 )
-from analysis.data.bundled_world.raters import (
+from analysis.simulation.parameters import STUDY_TARGETS
+from analysis.simulation.raters import (
     ITEM_TYPES,
     QUALITY_CLASSES,
     RELEVANCE_TARGET_KEYS,
     calibrate_relevance,
     expected_relevance_statistics,
 )
-from analysis.data.bundled_world.text import mentions_attribute
-from analysis.data.bundled_world.write import CARD_MARKER
+from analysis.simulation.text import mentions_attribute
+from analysis.simulation.write import CARD_MARKER
 
 COMMITTED = REPO_ROOT / "data" / "raw" / "bundled"
 
