@@ -21,7 +21,7 @@ LOCK_FIND_LINKS ?= $(wildcard /opt/wheels ../shared/wheels)
 .PHONY: paper test install install-tex install-python install-test lint clean bench lock
 
 paper: install
-	snakemake --cores $(CORES)
+	snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
 
 test: install-test
 	$(PYTHON) -m pytest
@@ -61,7 +61,9 @@ bench: install
 	$(PYTHON) benchmarks/run.py
 
 lint:
-	ruff check . && ruff format --check . && snakemake --lint && lint-imports
+	ruff check . && ruff format --check . && snakefmt --check Snakefile workflow/rules
+	snakemake --lint 2>&1 | $(PYTHON) tests/snakemake_lint.py
+	lint-imports
 
 clean:
 	rm -rf results logs figures/*/ paper/build paper/generated .snakemake

@@ -8,7 +8,16 @@ The Hydra config is composed once here; each rule gets only the subtree it reads
 
 from pathlib import Path
 
+from snakemake.utils import min_version
+
+from analysis.software import package_fingerprint
 from analysis.workflow_config import code_hash, compose_config, subtree
+
+min_version("9.27")
+
+
+report: "workflow/report/workflow.rst"
+
 
 # The repository (this file's folder), also when a test's Snakefile includes this one.
 WORKFLOW_DIR = Path(str(workflow.current_basedir))
@@ -19,8 +28,11 @@ FIGURES = f"figures/{DATASET}"
 LOGS = f"logs/{DATASET}"
 PAPER_GENERATED = f"paper/generated/{DATASET}"
 PAPER_BUILD = f"paper/build/{DATASET}"
-# The software of every rule: the project environment (pyproject.toml is its source of truth).
-CONDA_ENV = str(WORKFLOW_DIR / "environment.yml")
+API_KEY_VARIABLES = (
+    sorted({m["api_key_env"] for m in CFG["models"].values() if m.get("api_key_env")})
+    if CFG["llm"]["mode"] != "replay"
+    else []
+)
 
 # Each rule file appends its record files and figures; rule `numbers` and the paper read them.
 RECORD_FILES = []
@@ -39,25 +51,65 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/paper.smk"
 
 
+# Rules that take under a second run on the submitting host, never as cluster jobs.
+localrules:
+    all,
+    resolved_config,
+    software_environment,
+    model_call_table,
+    extracted_attribute_counts,
+    parse_failures,
+    call_usage,
+    numbers,
+    dataset_description,
+    paper_tables,
+    claims,
+    provenance_appendix,
+
+
+# A run that calls models passes each model's API key variable to cluster jobs (from the
+# submitting shell, nowhere else); a replay run declares none, since Snakemake stops on an unset one.
+if API_KEY_VARIABLES:
+
+    envvars:
+        *API_KEY_VARIABLES,
+
+
 rule all:
+    default_target: True
     """The paper, compiled: every number, table and figure in it regenerated."""
     input:
         f"{PAPER_BUILD}/paper.pdf",
         f"{RESULTS}/config.yaml",
-    default_target: True
+
+
+rule software_environment:
+    """The software that built this run's numbers: every package's version, TeX Live, latexmk, the OS."""
+    output:
+        f"{RESULTS}/environment.json",
+    log:
+        f"{LOGS}/software_environment.log",
+    benchmark:
+        f"{LOGS}/benchmarks/software_environment.tsv"
+    resources:
+        mem_mb=200,
+    params:
+        packages=package_fingerprint(),
+    script:
+        "workflow/scripts/software_environment.py"
 
 
 rule resolved_config:
     """The fully resolved Hydra config of this run, written next to the results."""
     output:
         f"{RESULTS}/config.yaml",
-    params:
-        cfg=CFG,
     log:
         f"{LOGS}/resolved_config.log",
+    benchmark:
+        f"{LOGS}/benchmarks/resolved_config.tsv"
     resources:
         mem_mb=200,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=CFG,
     script:
         "workflow/scripts/resolved_config.py"

@@ -90,3 +90,13 @@ def software_differences(built: Mapping[str, Any], now: Mapping[str, Any]) -> li
         if a.get("record_sha256") != b.get("record_sha256"):
             out.append(f"package {name}: a different build of its files than the one that built")
     return out
+
+
+def package_fingerprint() -> str:
+    """sha256 of every installed package's name and version: cheap enough for each workflow parse,
+    so installing or upgrading a package reruns the rule that records the software."""
+    rows = sorted(
+        f"{_canonical(d.metadata['Name'] or '')}=={d.version}"
+        for d in importlib.metadata.distributions()
+    )
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()

@@ -1,5 +1,5 @@
 """The execution profiles resolve the whole workflow, and every job carries the resources a
-cluster scheduler needs: a dry run per profile (local, slurm, kubernetes) of the default
+cluster scheduler needs: a dry run per profile (default, slurm, kubernetes) of the default
 target lists every job with its resources after the profile's defaults are applied.
 
 Kubernetes cannot run here (no cluster); its dry run is the check that the profile, the
@@ -21,7 +21,7 @@ from tests.conftest import REPO_ROOT, make_workflow_copy, run_snakemake
 
 pytestmark = pytest.mark.slow
 
-PROFILES = ("local", "slurm", "kubernetes")
+PROFILES = ("default", "slurm", "kubernetes")
 #: what a rule script calls to make model calls (analysis.stages / analysis.llm call layer)
 MODEL_CALL_MARKERS = ("run_model_step(", "run_calls(")
 MODEL_CALL_RULE_FILES = ("stage1.smk", "stage2.smk", "stage3.smk")
@@ -51,7 +51,7 @@ def _parse_dry_run(profile: str, output: str) -> DryRun:
 
 def _dry_run(workdir: Path, profile: str) -> DryRun | str:
     """The parsed dry run, or (if snakemake failed) a message with the start of its error."""
-    args = ["-n", "--profile", f"workflow/profiles/{profile}"]
+    args = ["-n", "--workflow-profile", f"workflow/profiles/{profile}"]
     if profile == "kubernetes":
         args += ["--default-storage-prefix", str(workdir)]
     proc = run_snakemake(workdir, *args, timeout=600, check=False)
@@ -124,14 +124,14 @@ def test_every_rule_is_part_of_the_default_run(
 ) -> None:
     """A rule the default target never reaches is neither run by `make paper` nor scheduled
     on a cluster: it is dead code, or an output the paper should depend on and does not."""
-    in_dag = {rule for rule, _ in _run_of(dry_run_results, "local").jobs}
+    in_dag = {rule for rule, _ in _run_of(dry_run_results, "default").jobs}
     missing = sorted(all_rules - in_dag)
     assert not missing, f"rules with no job in the default target's DAG: {missing}"
 
 
 def test_profiles_agree_on_the_jobs(dry_run_results: dict[str, DryRun | str]) -> None:
     jobs = {p: sorted(rule for rule, _ in _run_of(dry_run_results, p).jobs) for p in PROFILES}
-    assert jobs["slurm"] == jobs["local"] == jobs["kubernetes"]
+    assert jobs["slurm"] == jobs["default"] == jobs["kubernetes"]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -174,5 +174,5 @@ def test_profile_caps_concurrent_model_calls(profile: str) -> None:
     assert int(caps.get("api", 0)) >= 1, f"{profile}: no global `api` resource in `resources`"
     defaults = dict(item.split("=", 1) for item in settings.get("default-resources", []))
     assert {"mem_mb", "runtime"} <= defaults.keys(), f"{profile}: {defaults}"
-    if profile != "local":
+    if profile != "default":
         assert settings["executor"] == profile

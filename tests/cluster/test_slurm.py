@@ -1,5 +1,5 @@
 """The SLURM path, for real: a one-node cluster on localhost runs a workflow target through
-``--profile workflow/profiles/slurm``; every job shows up COMPLETED in the scheduler's
+``--workflow-profile workflow/profiles/slurm``; every job shows up COMPLETED in the scheduler's
 job-completion log, and the outputs are byte-identical to a local run of the same target.
 The SLURM run splits the model's relevance votes into two shards (``llm.shards=2``: two
 jobs, joined by a third); the local run does not shard, and the joined votes are the same.
@@ -115,11 +115,17 @@ def test_workflow_target_runs_through_slurm_byte_identical_to_local(
     # The local run goes alongside: the SLURM run mostly waits on the scheduler.
     with ThreadPoolExecutor(max_workers=1) as pool:
         local_run = pool.submit(
-            run_snakemake, local, "--profile", "workflow/profiles/local", "--cores", "1", *TARGETS
+            run_snakemake,
+            local,
+            "--workflow-profile",
+            "workflow/profiles/default",
+            "--cores",
+            "1",
+            *TARGETS,
         )
         proc = run_snakemake(
             on_slurm,
-            "--profile",
+            "--workflow-profile",
             "workflow/profiles/slurm",
             *SLURM_FLAGS,
             *TARGETS,

@@ -9,7 +9,11 @@ MODEL_PATTERN = "[a-z0-9][a-z0-9._-]*"
 # The `models.<name>` subtree of one model-call job (its change reruns only that job).
 model_spec = lambda wildcards: CFG["models"][wildcards.model]
 STAGE_CODE = code_hash("analysis.stages", "analysis.llm")
-STAGE_COMMON = ("stages.repair_attempts", "stages.repair_echo_chars", "stages.label_format")
+STAGE_COMMON = (
+    "stages.repair_attempts",
+    "stages.repair_echo_chars",
+    "stages.label_format",
+)
 
 # Each (model-call step, model) runs as llm.shards jobs, each asking one contiguous slice of the
 # step's items (analysis/stages/shards.py); rule model_call_table joins them in shard order.
@@ -48,7 +52,9 @@ def call_tables(step):
 
 def shard_table(folder, model="{model}", shard="{shard}"):
     """One shard's table of the model-call step writing under results/<ds>/<folder>."""
-    return results(f"{folder}/shards/{model}.{PROMPT_VERSION}.{shard}-of-{N_SHARDS}.parquet")
+    return results(
+        f"{folder}/shards/{model}.{PROMPT_VERSION}.{shard}-of-{N_SHARDS}.parquet"
+    )
 
 
 def call_shard(step):

@@ -20,15 +20,15 @@ rule canonical_tables:
         **{name: results(f"tables/{name}.parquet") for name in TABLE_NAMES},
         skipped=results("tables/skipped_records.json"),
         records=record_file("canonical_tables"),
+    log:
+        f"{LOGS}/canonical_tables.log",
+    benchmark:
+        f"{LOGS}/benchmarks/canonical_tables.tsv"
+    resources:
+        mem_mb=2000,
     params:
         cfg=subtree(CFG, "data"),
         code=code_hash("analysis.data"),
-    log:
-        f"{LOGS}/canonical_tables.log",
-    resources:
-        mem_mb=2000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/canonical_tables.py"
 

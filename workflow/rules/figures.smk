@@ -35,16 +35,16 @@ for _figure_name, _figure in STUDY_FIGURES.items():
             pdf=figure_output(_figure_name, "pdf"),
             png=figure_output(_figure_name, "png"),
             sidecar=f"{FIGURES}/{_figure_name}.json",
+        log:
+            f"{LOGS}/{_figure_name}_figure.log",
+        benchmark:
+            f"{LOGS}/benchmarks/{_figure_name}_figure.tsv"
+        resources:
+            mem_mb=1000,
         params:
             figure=_figure_name,
             cfg=subtree(CFG, "data.name"),
             code=FIGURE_CODE,
-        log:
-            f"{LOGS}/{_figure_name}_figure.log",
-        resources:
-            mem_mb=1000,
-        conda:
-            CONDA_ENV
         script:
             "../scripts/figure.py"
 

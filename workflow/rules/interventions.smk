@@ -15,16 +15,16 @@ rule attribute_verifier:
         records=record_file("attribute_verifier"),
         model=results("models/attribute_verifier.joblib"),
         predictions=results("stage1/verifier_predictions.parquet"),
-    params:
-        cfg=subtree(CFG, "learn", "stats", "run.seed"),
-        code=code_hash("analysis.learn", "analysis.stats"),
     log:
         f"{LOGS}/attribute_verifier.log",
+    benchmark:
+        f"{LOGS}/benchmarks/attribute_verifier.tsv"
     threads: 2
     resources:
         mem_mb=3000,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=subtree(CFG, "learn", "stats", "run.seed"),
+        code=code_hash("analysis.learn", "analysis.stats"),
     script:
         "../scripts/attribute_verifier.py"
 
@@ -43,16 +43,16 @@ rule relevance_classifier:
         records=record_file("relevance_classifier"),
         model=results("models/relevance_classifier.joblib"),
         predictions=results("stage2/classifier_predictions.parquet"),
-    params:
-        cfg=subtree(CFG, "learn", "stats", "run.seed"),
-        code=code_hash("analysis.learn", "analysis.stats"),
     log:
         f"{LOGS}/relevance_classifier.log",
+    benchmark:
+        f"{LOGS}/benchmarks/relevance_classifier.tsv"
     threads: 2
     resources:
         mem_mb=3000,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=subtree(CFG, "learn", "stats", "run.seed"),
+        code=code_hash("analysis.learn", "analysis.stats"),
     script:
         "../scripts/relevance_classifier.py"
 
@@ -70,16 +70,16 @@ rule reward_models:
         records=record_file("reward_models"),
         model=results("models/reward_models.joblib"),
         predictions=results("stage3/reward_model_predictions.parquet"),
-    params:
-        cfg=subtree(CFG, "learn", "stats", "run.seed"),
-        code=code_hash("analysis.learn", "analysis.stats"),
     log:
         f"{LOGS}/reward_models.log",
+    benchmark:
+        f"{LOGS}/benchmarks/reward_models.tsv"
     threads: 2
     resources:
         mem_mb=3000,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=subtree(CFG, "learn", "stats", "run.seed"),
+        code=code_hash("analysis.learn", "analysis.stats"),
     script:
         "../scripts/reward_models.py"
 

@@ -14,22 +14,27 @@ for _step_name, _step in CALL_STEPS.items():
             **{name: results(path) for name, path in _step.inputs.items()},
         output:
             table=call_shard(_step_name),
+        log:
+            f"{LOGS}/{_step_name}.{{model}}.{{shard}}.log",
+        benchmark:
+            f"{LOGS}/benchmarks/{_step_name}.{{model}}.{{shard}}.tsv"
         wildcard_constraints:
             model=MODEL_PATTERN,
             shard=r"\d+",
-        params:
-            cfg=subtree(
-                CFG, *STAGE_COMMON, f"stages.{_step.config_stage}", "prompts", "llm", "run.seed"
-            ),
-            model=model_spec,
-            code=STAGE_CODE,
-        log:
-            f"{LOGS}/{_step_name}.{{model}}.{{shard}}.log",
         resources:
             mem_mb=2000,
             api=1,
-        conda:
-            CONDA_ENV
+        params:
+            cfg=subtree(
+                CFG,
+                *STAGE_COMMON,
+                f"stages.{_step.config_stage}",
+                "prompts",
+                "llm",
+                "run.seed",
+            ),
+            model=model_spec,
+            code=STAGE_CODE,
         script:
             "../scripts/model_calls.py"
 
@@ -40,20 +45,21 @@ rule model_call_table:
     """One model's table of one model-call step: its llm.shards shard tables joined in order."""
     input:
         shards=lambda wildcards: [
-            shard_table(wildcards.calls, wildcards.model, shard) for shard in range(N_SHARDS)
+            shard_table(wildcards.calls, wildcards.model, shard)
+            for shard in range(N_SHARDS)
         ],
     output:
         table=model_table("{calls}"),
+    log:
+        f"{LOGS}/model_call_table.{{calls}}.{{model}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/model_call_table.{{calls}}.{{model}}.tsv"
     wildcard_constraints:
         calls="|".join(step.folder for step in CALL_STEPS.values()),
         model=MODEL_PATTERN,
-    params:
-        code=code_hash("analysis.stages.shards"),
-    log:
-        f"{LOGS}/model_call_table.{{calls}}.{{model}}.log",
     resources:
         mem_mb=1000,
-    conda:
-        CONDA_ENV
+    params:
+        code=code_hash("analysis.stages.shards"),
     script:
         "../scripts/model_call_table.py"

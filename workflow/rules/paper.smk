@@ -9,7 +9,10 @@ from analysis.llm.store import iter_store as _iter_store
 from analysis.paper.tables import TABLE_NAMES as _TABLE_NAMES
 
 #: the hand-written paper sources (the generated ones are listed per rule below)
-PAPER_TEX = ["paper/main.tex", *sorted(str(p) for p in _Path("paper/sections").glob("*.tex"))]
+PAPER_TEX = [
+    "paper/main.tex",
+    *sorted(str(p) for p in _Path("paper/sections").glob("*.tex")),
+]
 PAPER_SOURCES = [*PAPER_TEX, "paper/refs.bib"]
 PAPER_TABLES = [f"{PAPER_GENERATED}/tables/{name}.tex" for name in _TABLE_NAMES]
 CALL_SHARDS = [str(p) for _, _, p in _iter_store(CFG["llm"]["store"])]
@@ -22,15 +25,17 @@ rule call_usage:
     output:
         records=f"{RESULTS}/records/call_usage.json",
         status=f"{RESULTS}/paper/call_usage.json",
-    params:
-        cfg=subtree(CFG, "llm.store"),
-        code=code_hash("analysis.paper.call_usage", "analysis.provenance", "analysis.llm"),
     log:
         f"{LOGS}/call_usage.log",
+    benchmark:
+        f"{LOGS}/benchmarks/call_usage.tsv"
     resources:
         mem_mb=1000,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=subtree(CFG, "llm.store"),
+        code=code_hash(
+            "analysis.paper.call_usage", "analysis.provenance", "analysis.llm"
+        ),
     script:
         "../scripts/call_usage.py"
 
@@ -49,14 +54,16 @@ rule numbers:
             category="Numbers and claims",
         ),
         tex=f"{PAPER_GENERATED}/numbers.tex",
-    params:
-        code=code_hash("analysis.provenance", "analysis.paper.macros", "analysis.paper.latex"),
     log:
         f"{LOGS}/numbers.log",
+    benchmark:
+        f"{LOGS}/benchmarks/numbers.tsv"
     resources:
         mem_mb=500,
-    conda:
-        CONDA_ENV
+    params:
+        code=code_hash(
+            "analysis.provenance", "analysis.paper.macros", "analysis.paper.latex"
+        ),
     script:
         "../scripts/numbers.py"
 
@@ -65,15 +72,15 @@ rule dataset_description:
     """Which dataset built this PDF and whether it is simulated, for the data section."""
     output:
         tex=f"{PAPER_GENERATED}/dataset.tex",
+    log:
+        f"{LOGS}/dataset_description.log",
+    benchmark:
+        f"{LOGS}/benchmarks/dataset_description.tsv"
+    resources:
+        mem_mb=200,
     params:
         cfg=subtree(CFG, "data", "paper.title"),
         code=code_hash("analysis.paper.dataset_info", "analysis.paper.latex"),
-    log:
-        f"{LOGS}/dataset_description.log",
-    resources:
-        mem_mb=200,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/dataset_description.py"
 
@@ -85,16 +92,16 @@ rule paper_tables:
         usage=f"{RESULTS}/paper/call_usage.json",
     output:
         tables=PAPER_TABLES,
+    log:
+        f"{LOGS}/paper_tables.log",
+    benchmark:
+        f"{LOGS}/benchmarks/paper_tables.tsv"
+    resources:
+        mem_mb=500,
     params:
         code=code_hash(
             "analysis.paper.tables", "analysis.paper.macros", "analysis.paper.latex"
         ),
-    log:
-        f"{LOGS}/paper_tables.log",
-    resources:
-        mem_mb=500,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/paper_tables.py"
 
@@ -112,15 +119,15 @@ rule claims:
         ),
         tex=f"{PAPER_GENERATED}/claims.tex",
         verdicts=f"{PAPER_GENERATED}/claim_verdicts.tex",
+    log:
+        f"{LOGS}/claims.log",
+    benchmark:
+        f"{LOGS}/benchmarks/claims.tsv"
+    resources:
+        mem_mb=500,
     params:
         cfg=subtree(CFG, "paper.claims_mode", "run.report_only_claims"),
         code=code_hash("analysis.paper.claims", "analysis.paper.latex"),
-    log:
-        f"{LOGS}/claims.log",
-    resources:
-        mem_mb=500,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/claims.py"
 
@@ -136,6 +143,12 @@ rule provenance_appendix:
     output:
         tex=f"{PAPER_GENERATED}/provenance.tex",
         figures=f"{PAPER_GENERATED}/figures.tex",
+    log:
+        f"{LOGS}/provenance_appendix.log",
+    benchmark:
+        f"{LOGS}/benchmarks/provenance_appendix.tsv"
+    resources:
+        mem_mb=500,
     params:
         code=code_hash(
             "analysis.paper.provenance",
@@ -143,12 +156,6 @@ rule provenance_appendix:
             "analysis.paper.macros",
             "analysis.paper.latex",
         ),
-    log:
-        f"{LOGS}/provenance_appendix.log",
-    resources:
-        mem_mb=500,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/provenance_appendix.py"
 
@@ -172,14 +179,14 @@ rule paper_pdf:
             caption="../report/paper.rst",
             category="Paper",
         ),
+    log:
+        f"{LOGS}/paper_pdf.log",
+    benchmark:
+        f"{LOGS}/benchmarks/paper_pdf.tsv"
+    resources:
+        mem_mb=1000,
     params:
         cfg=subtree(CFG, "paper.source_date_epoch"),
         code=code_hash("analysis.paper.compile"),
-    log:
-        f"{LOGS}/paper_pdf.log",
-    resources:
-        mem_mb=1000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/paper_pdf.py"

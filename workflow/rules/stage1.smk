@@ -12,17 +12,17 @@ rule merged_attributes:
     output:
         merged=results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"),
         originals=results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"),
+    log:
+        f"{LOGS}/merged_attributes.{{model}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/merged_attributes.{{model}}.tsv"
     wildcard_constraints:
         model=MODEL_PATTERN,
+    resources:
+        mem_mb=3000,
     params:
         cfg=subtree(CFG, "stages.stage1.merge_distance_threshold"),
         code=code_hash("analysis.stages"),
-    log:
-        f"{LOGS}/merged_attributes.{{model}}.log",
-    resources:
-        mem_mb=3000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/merged_attributes.py"
 
@@ -30,22 +30,26 @@ rule merged_attributes:
 rule extracted_attribute_counts:
     """How many attributes each extractor produced and how many remain after merging."""
     input:
-        merged=expand(results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"), model=EXTRACTORS),
+        merged=expand(
+            results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.parquet"),
+            model=EXTRACTORS,
+        ),
         originals=expand(
-            results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"), model=EXTRACTORS
+            results(f"stage1/merged/{{model}}.{PROMPT_VERSION}.originals.parquet"),
+            model=EXTRACTORS,
         ),
     output:
         records=record_file("extracted_attribute_counts"),
+    log:
+        f"{LOGS}/extracted_attribute_counts.log",
+    benchmark:
+        f"{LOGS}/benchmarks/extracted_attribute_counts.tsv"
+    resources:
+        mem_mb=500,
     params:
         cfg=subtree(CFG, "stages.caveats", "stages.stage1", "prompts.version"),
         models=EXTRACTORS,
         code=code_hash("analysis.stages"),
-    log:
-        f"{LOGS}/extracted_attribute_counts.log",
-    resources:
-        mem_mb=500,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/extracted_attribute_counts.py"
 
@@ -60,15 +64,15 @@ rule attribute_judgments:
         verifiers=call_tables("attribute_verification"),
     output:
         table=results("stage1/attribute_judgments.parquet"),
+    log:
+        f"{LOGS}/attribute_judgments.log",
+    benchmark:
+        f"{LOGS}/benchmarks/attribute_judgments.tsv"
+    resources:
+        mem_mb=1000,
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
-    log:
-        f"{LOGS}/attribute_judgments.log",
-    resources:
-        mem_mb=1000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/attribute_judgments.py"
 
@@ -87,16 +91,16 @@ rule text_embeddings:
         table=lambda wildcards: EMBEDDING_INPUTS[wildcards.kind],
     output:
         table=results(f"embeddings/{{kind}}.parquet"),
-    wildcard_constraints:
-        kind="attributes|reasons|prompts|responses",
-    params:
-        code=code_hash("analysis.stages.embeddings"),
     log:
         f"{LOGS}/text_embeddings.{{kind}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/text_embeddings.{{kind}}.tsv"
+    wildcard_constraints:
+        kind="attributes|reasons|prompts|responses",
     threads: 2
     resources:
         mem_mb=3000,
-    conda:
-        CONDA_ENV
+    params:
+        code=code_hash("analysis.stages.embeddings"),
     script:
         "../scripts/text_embeddings.py"

@@ -1,6 +1,7 @@
 # Stage 2 (docs/stages.md): every configured model votes YES/NO per relevance item; the BM25
 # and MiniLM baselines are thresholded on development prompts and scored on the others.
 
+
 rule relevance_votes:
     """Stage-2 votes the statistics read: imported votes plus each workflow model's votes."""
     input:
@@ -8,15 +9,15 @@ rule relevance_votes:
         models=call_tables("model_relevance_votes"),
     output:
         table=results("stage2/relevance_votes.parquet"),
+    log:
+        f"{LOGS}/relevance_votes.log",
+    benchmark:
+        f"{LOGS}/benchmarks/relevance_votes.tsv"
+    resources:
+        mem_mb=1000,
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
-    log:
-        f"{LOGS}/relevance_votes.log",
-    resources:
-        mem_mb=1000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/relevance_votes.py"
 
@@ -32,15 +33,15 @@ rule baseline_votes:
     output:
         table=results("stage2/baseline_votes.parquet"),
         records=record_file("baseline_votes"),
+    log:
+        f"{LOGS}/baseline_votes.log",
+    benchmark:
+        f"{LOGS}/benchmarks/baseline_votes.tsv"
+    resources:
+        mem_mb=2000,
     params:
         cfg=subtree(CFG, "stages.stage2.baselines", "stats", "run.seed"),
         code=code_hash("analysis.stages", "analysis.stats.bootstrap"),
-    log:
-        f"{LOGS}/baseline_votes.log",
-    resources:
-        mem_mb=2000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/baseline_votes.py"
 

@@ -12,15 +12,15 @@ rule responses:
         models=call_tables("model_responses"),
     output:
         table=results("stage3/responses.parquet"),
+    log:
+        f"{LOGS}/responses.log",
+    benchmark:
+        f"{LOGS}/benchmarks/responses.tsv"
+    resources:
+        mem_mb=1000,
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
-    log:
-        f"{LOGS}/responses.log",
-    resources:
-        mem_mb=1000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/responses.py"
 
@@ -32,15 +32,15 @@ rule preference_ratings:
         models=call_tables("model_preference_ratings"),
     output:
         table=results("stage3/preference_ratings.parquet"),
+    log:
+        f"{LOGS}/preference_ratings.log",
+    benchmark:
+        f"{LOGS}/benchmarks/preference_ratings.tsv"
+    resources:
+        mem_mb=1000,
     params:
         cfg=subtree(CFG, "prompts.version"),
         code=code_hash("analysis.stages", "analysis.data.schemas"),
-    log:
-        f"{LOGS}/preference_ratings.log",
-    resources:
-        mem_mb=1000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/preference_ratings.py"
 
@@ -55,16 +55,16 @@ rule explicit_mentions:
     output:
         table=results("stage3/mentions.parquet"),
         records=record_file("explicit_mentions"),
-    params:
-        cfg=subtree(CFG, "stages.stage3.mentions"),
-        code=code_hash("analysis.stages"),
     log:
         f"{LOGS}/explicit_mentions.log",
+    benchmark:
+        f"{LOGS}/benchmarks/explicit_mentions.tsv"
     threads: 2
     resources:
         mem_mb=3000,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=subtree(CFG, "stages.stage3.mentions"),
+        code=code_hash("analysis.stages"),
     script:
         "../scripts/explicit_mentions.py"
 
@@ -80,16 +80,16 @@ rule control_ratings:
     output:
         table=results("stage3/controls.parquet"),
         records=record_file("control_ratings"),
+    log:
+        f"{LOGS}/control_ratings.log",
+    benchmark:
+        f"{LOGS}/benchmarks/control_ratings.tsv"
+    resources:
+        mem_mb=1000,
     params:
         cfg=subtree(CFG, "stats", "stages.caveats", "run.seed"),
         models=JUDGES,
         code=code_hash("analysis.stages", "analysis.stats.bootstrap"),
-    log:
-        f"{LOGS}/control_ratings.log",
-    resources:
-        mem_mb=1000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/control_ratings.py"
 
@@ -111,18 +111,22 @@ rule parse_failures:
     output:
         table=results("parse_failures.parquet"),
         records=record_file("parse_failures"),
+    log:
+        f"{LOGS}/parse_failures.log",
+    benchmark:
+        f"{LOGS}/benchmarks/parse_failures.tsv"
+    resources:
+        mem_mb=500,
     params:
         cfg=subtree(
-            CFG, "stages.caveats", "stages.repair_attempts", "prompts.version", "llm.store"
+            CFG,
+            "stages.caveats",
+            "stages.repair_attempts",
+            "prompts.version",
+            "llm.store",
         ),
         outputs=[list(o) for o in MODEL_CALL_OUTPUTS],
         code=code_hash("analysis.stages"),
-    log:
-        f"{LOGS}/parse_failures.log",
-    resources:
-        mem_mb=500,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/parse_failures.py"
 

@@ -9,15 +9,15 @@ rule stage1_statistics:
         users=results("tables/users.parquet"),
     output:
         records=record_file("stage1_statistics"),
+    log:
+        f"{LOGS}/stage1_statistics.log",
+    benchmark:
+        f"{LOGS}/benchmarks/stage1_statistics.tsv"
+    resources:
+        mem_mb=2000,
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
         code=code_hash("analysis.stats.study_stage1"),
-    log:
-        f"{LOGS}/stage1_statistics.log",
-    resources:
-        mem_mb=2000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/stage1_statistics.py"
 
@@ -32,15 +32,15 @@ rule stage2_statistics:
     output:
         records=record_file("stage2_statistics"),
         kappa_matrix=results("stage2/kappa_matrix.parquet"),
+    log:
+        f"{LOGS}/stage2_statistics.log",
+    benchmark:
+        f"{LOGS}/benchmarks/stage2_statistics.tsv"
+    resources:
+        mem_mb=3000,
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
         code=code_hash("analysis.stats.study_stage2"),
-    log:
-        f"{LOGS}/stage2_statistics.log",
-    resources:
-        mem_mb=3000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/stage2_statistics.py"
 
@@ -56,15 +56,15 @@ rule stage3_statistics:
         mentions=results("stage3/mentions.parquet"),
     output:
         records=record_file("stage3_statistics"),
+    log:
+        f"{LOGS}/stage3_statistics.log",
+    benchmark:
+        f"{LOGS}/benchmarks/stage3_statistics.tsv"
+    resources:
+        mem_mb=2000,
     params:
         cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
         code=code_hash("analysis.stats.study_stage3"),
-    log:
-        f"{LOGS}/stage3_statistics.log",
-    resources:
-        mem_mb=2000,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/stage3_statistics.py"
 
