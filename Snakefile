@@ -8,9 +8,10 @@ The Hydra config is composed once here; each rule gets only the subtree it reads
 
 from pathlib import Path
 
-from analysis.workflow_config import code_hash, compose_config, subtree
+from analysis.workflow_config import code_hash, compose_config, overrides_from_snakemake, subtree
 
-CFG = compose_config(config.get("overrides"), config_dir=Path(workflow.basedir) / "config")
+# --config / --configfile carry Hydra overrides only (key `overrides`); any other key is an error
+CFG = compose_config(overrides_from_snakemake(config), config_dir=Path(workflow.basedir) / "config")
 DATASET = CFG["data"]["name"]
 RESULTS = f"results/{DATASET}"
 FIGURES = f"figures/{DATASET}"

@@ -36,17 +36,23 @@ def run_model_step(smk: Any, step: CallStep) -> pd.DataFrame:
     """Run one shard of one model-call step for the job's ``{model}`` and write its table.
 
     The job's ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config
-    params) is the shard count. Inputs are read by the step's input names, in its order.
+    params) is the shard count. The runtime-only ``llm`` keys come from the run's config,
+    not from params (changing a timeout must rerun nothing). Inputs are read by the step's
+    input names, in its order.
     """
     from analysis.stages.requests import caller_from_config
+    from analysis.workflow_config import runtime_llm_keys
 
     cfg = nested(smk.params.cfg)
     shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
     prompts = PromptSet.from_config(cfg["prompts"])
+    # timeouts, retries, polling: not rule params (they change no output), so read apart
+    workflow_dir = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
+    llm = {**cfg["llm"], **runtime_llm_keys(smk.config, workflow_dir / "config")}
     caller = caller_from_config(
         smk.wildcards.model,
         smk.params.model,
-        cfg["llm"],
+        llm,
         stage=step.stage,
         prompt_version=prompts.version,
         shard=shard.name,

@@ -112,7 +112,7 @@ rule claims:
         tex="paper/generated/claims.tex",
         verdicts="paper/generated/claim_verdicts.tex",
     params:
-        cfg=subtree(CFG, "paper.claims_mode", "run.report_only_claims"),
+        cfg=subtree(CFG, "paper.claims_mode"),
         code=code_hash("analysis.paper.claims", "analysis.paper.latex"),
     log:
         f"{LOGS}/claims.log",
