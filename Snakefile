@@ -45,11 +45,11 @@ rule all:
 
 
 rule resolved_config:
-    """The fully resolved Hydra config of this run, written next to the results."""
+    """The resolved Hydra config of this run (runtime-only llm keys left out), next to the results."""
     output:
         f"{RESULTS}/config.yaml",
     params:
-        cfg=CFG,
+        cfg=subtree(CFG, *sorted(CFG)),
     log:
         f"{LOGS}/resolved_config.log",
     resources:

@@ -22,7 +22,7 @@ from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
-from hydra.errors import HydraException
+from hydra.errors import HydraException, OverrideParseException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
@@ -165,6 +165,12 @@ def compose_typed(
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True, enum_to_str=True)
         # a forced append (`+stats.nboot=5`) slips past struct mode; the schema walk does not
         settings.from_params(settings.Config, plain, "")
+    except OverrideParseException as err:
+        raise ConfigError(
+            f"cannot parse the overrides {tokens}: {err}\nQuote a value with spaces or ':' "
+            "as a whole with balanced quotes, e.g. paper.title='A: B' (README 'Overriding the "
+            "config')."
+        ) from err
     except (HydraException, OmegaConfBaseException, ConfigError) as err:
         explained = _schema_error(err) or ConfigError(str(err))
         raise ConfigError(

@@ -119,6 +119,26 @@ def test_a_quoting_problem_says_how_to_quote() -> None:
     ]
 
 
+def test_an_unparsable_override_token_says_how_to_quote() -> None:
+    with pytest.raises(ConfigError, match="Quote a value with spaces"):
+        compose_config(["paper.title='A: B"])
+
+
+def test_a_model_entry_may_leave_optional_keys_out(tmp_path: Path) -> None:
+    from analysis.llm.models import models_from_config
+
+    config_dir = tmp_path / "config"
+    shutil.copytree(REPO_ROOT / "config", config_dir)
+    (config_dir / "models" / "hosted.yaml").write_text(
+        "my-model:\n  base_url: http://127.0.0.1:8000/v1\n  api_key_env: null\n"
+    )
+    cfg = compose_config(["models=hosted"], config_dir=config_dir)
+    assert cfg["models"]["my-model"]["max_concurrency"] is None  # listed, unset
+    spec = models_from_config(cfg["models"])["my-model"]
+    assert (spec.max_concurrency, spec.price_input_per_mtok, spec.description) == (4, 0.0, "")
+    assert spec.params == {} and spec.api_model is None
+
+
 def test_rule_params_leave_runtime_only_keys_out() -> None:
     cfg = compose_config()
     llm = subtree(cfg, "llm")["llm"]
