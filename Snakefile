@@ -11,7 +11,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from analysis.software import package_fingerprint
-from analysis.workflow_config import code_hash, compose_config, subtree
+from analysis.workflow_config import code_hash, compose_config, overrides_from_snakemake, subtree
 
 min_version("9.27")
 
@@ -21,7 +21,8 @@ report: "workflow/report/workflow.rst"
 
 # The repository (this file's folder), also when a test's Snakefile includes this one.
 WORKFLOW_DIR = Path(str(workflow.current_basedir))
-CFG = compose_config(config.get("overrides"), config_dir=WORKFLOW_DIR / "config")
+# --config / --configfile carry Hydra overrides only (key `overrides`); any other key is an error
+CFG = compose_config(overrides_from_snakemake(config), config_dir=WORKFLOW_DIR / "config")
 DATASET = CFG["data"]["name"]
 RESULTS = f"results/{DATASET}"
 FIGURES = f"figures/{DATASET}"
@@ -100,16 +101,16 @@ rule software_environment:
 
 
 rule resolved_config:
-    """The fully resolved Hydra config of this run, written next to the results."""
+    """The resolved Hydra config of this run (runtime-only llm keys left out), next to the results."""
     output:
         f"{RESULTS}/config.yaml",
+    params:
+        cfg=subtree(CFG, *sorted(CFG)),
     log:
         f"{LOGS}/resolved_config.log",
     benchmark:
         f"{LOGS}/benchmarks/resolved_config.tsv"
     resources:
         mem_mb=200,
-    params:
-        cfg=CFG,
     script:
         "workflow/scripts/resolved_config.py"

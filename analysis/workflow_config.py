@@ -7,27 +7,53 @@ reads as plain containers (a ``DictConfig`` would be silently dropped from the b
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import hashlib
 import importlib.util
 import re
 import shlex
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from hydra.errors import HydraException
+from hydra.core.config_store import ConfigStore
+from hydra.errors import HydraException, OverrideParseException
 from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from analysis import REPO_ROOT
+from analysis import REPO_ROOT, settings
+from analysis.settings import ConfigError
+
+__all__ = [
+    "ConfigError",
+    "code_hash",
+    "compose_config",
+    "compose_typed",
+    "overrides_from_snakemake",
+    "parse_overrides",
+    "runtime_llm_keys",
+    "stage_models",
+    "subtree",
+]
 
 _PACKAGE = "analysis"
 
 
-class ConfigError(ValueError):
-    """A user override or config file is invalid; the message says which key and why."""
+#: the name of the root schema in Hydra's ConfigStore (first entry of config.yaml's defaults)
+SCHEMA_NAME = "schema"
+
+#: the one accepted key of Snakemake's ``--config`` / ``--configfile`` channel
+OVERRIDES_KEY = "overrides"
+
+
+def register_schema() -> None:
+    """Register :class:`analysis.settings.Config` so composition checks every group against it."""
+    ConfigStore.instance().store(name=SCHEMA_NAME, node=settings.Config)
 
 
 def parse_overrides(overrides: str | list[str] | None) -> list[str]:
@@ -39,47 +65,173 @@ def parse_overrides(overrides: str | list[str] | None) -> list[str]:
     text = str(overrides).strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1].replace(",", " ")
-    return shlex.split(text)
+    try:
+        return shlex.split(text)
+    except ValueError as err:
+        raise ConfigError(
+            f"cannot split overrides {text!r}: {err}. Quote a value with spaces or ':' as a "
+            "whole and balance the quotes, e.g.\n"
+            "  snakemake --config overrides=\"paper.title='A: B' stats.n_boot=500\"\n"
+            "or list the overrides one per item in a --configfile (README 'Overriding the "
+            "config')."
+        ) from err
 
 
-def compose_config(
-    overrides: str | list[str] | None = None, config_dir: Path | None = None
-) -> dict[str, Any]:
-    """Compose ``config/config.yaml`` with overrides and return it fully resolved as plain dicts.
+def overrides_from_snakemake(config: Mapping[str, Any]) -> list[str]:
+    """The overrides of Snakemake's ``config`` dict; any other key is an error.
 
-    Hydra keeps the composed config in struct mode and validates it against the structured
-    schemas registered by :mod:`analysis.config_schema`, so an unknown key fails here with the
-    key's name instead of being ignored somewhere downstream.
+    ``--config`` and ``--configfile`` are only a channel for Hydra overrides: a key such as
+    ``overrride=`` or ``stats: {n_boot: 500}`` would otherwise be ignored without a word.
     """
-    from analysis import config_schema
+    unknown = sorted(set(config) - {OVERRIDES_KEY})
+    if unknown:
+        raise ConfigError(
+            f"snakemake config key(s) {unknown} are not accepted"
+            f"{settings.did_you_mean(unknown[0], [OVERRIDES_KEY])}: the only key is "
+            f"'{OVERRIDES_KEY}', e.g. --config overrides=\"stats.n_boot=500 llm=record\", or a "
+            "--configfile holding 'overrides: [stats.n_boot=500, llm=record]'"
+        )
+    return parse_overrides(config.get(OVERRIDES_KEY))
 
+
+def _field_type(full_key: str) -> Any:
+    """The declared type of a dotted key of :class:`analysis.settings.Config` (None: unknown)."""
+    tp: Any = settings.Config
+    for part in full_key.split("."):
+        origin = typing.get_origin(tp)
+        if origin in (typing.Union, types.UnionType):
+            tp = next(a for a in typing.get_args(tp) if a is not type(None))
+            origin = typing.get_origin(tp)
+        if origin is dict:
+            tp = typing.get_args(tp)[1]
+        elif dataclasses.is_dataclass(tp):
+            tp = typing.get_type_hints(tp).get(part)
+        else:
+            return None
+        if tp is None:
+            return None
+    return tp
+
+
+def _explain(err: OmegaConfBaseException) -> ConfigError:
+    """A schema error as the key, the bad value and the allowed values (with a near miss)."""
+    key = err.full_key or str(err.key)
+    parent = key.rpartition(".")[0]
+    parent_type = _field_type(parent) if parent else settings.Config
+    if isinstance(err, ConfigKeyError | ConfigAttributeError) and dataclasses.is_dataclass(
+        parent_type
+    ):
+        allowed = list(typing.get_type_hints(parent_type))
+        parent = parent or "the config root"
+        return ConfigError(
+            f"{key} is not a config key{settings.did_you_mean(err.key, allowed)}; "
+            f"keys of {parent}: {', '.join(allowed)}"
+        )
+    tp = _field_type(key)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return settings.bad_value(key, err.value, [m.value for m in tp])
+    detail = str(err.msg).splitlines()[0] if err.msg else str(err)
+    return ConfigError(f"{key}={err.value!r}: {detail}")
+
+
+def _schema_error(err: BaseException) -> ConfigError | None:
+    """The first settings or OmegaConf error in an exception's chain, as a ``ConfigError``."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, ConfigError):
+            return seen
+        if isinstance(seen, OmegaConfBaseException) and (seen.full_key or seen.key):
+            return _explain(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def compose_typed(
+    overrides: str | list[str] | None = None, config_dir: Path | None = None
+) -> tuple[settings.Config, dict[str, Any]]:
+    """Compose ``config/config.yaml`` with overrides: the typed settings and the plain tree.
+
+    The root defaults list starts with the registered schema, so Hydra checks every key and
+    type while composing; ``OmegaConf.to_object`` then runs the range checks. Every problem
+    is a :class:`ConfigError` naming the key, here, before any job starts.
+    """
+    register_schema()
     config_dir = (config_dir or REPO_ROOT / "config").resolve()
     tokens = parse_overrides(overrides)
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
             cfg = compose(config_name="config", overrides=tokens)
-        resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-        config_schema.validate(resolved)
-    except (HydraException, OmegaConfBaseException) as err:
+        typed = OmegaConf.to_object(cfg)
+        plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True, enum_to_str=True)
+        # a forced append (`+stats.nboot=5`) slips past struct mode; the schema walk does not
+        settings.from_params(settings.Config, plain, "")
+    except OverrideParseException as err:
         raise ConfigError(
-            f"invalid configuration (overrides: {tokens or 'none'}): {err}\n"
+            f"cannot parse the overrides {tokens}: {err}\nQuote a value with spaces or ':' "
+            "as a whole with balanced quotes, e.g. paper.title='A: B' (README 'Overriding the "
+            "config')."
+        ) from err
+    except (HydraException, OmegaConfBaseException, ConfigError) as err:
+        explained = _schema_error(err) or ConfigError(str(err))
+        raise ConfigError(
+            f"invalid configuration (overrides: {tokens or 'none'}): {explained}\n"
             "Keys and groups are listed in config/; see README 'Overriding the config'."
         ) from err
-    assert isinstance(resolved, dict)
-    return resolved
+    assert isinstance(typed, settings.Config) and isinstance(plain, dict)
+    return typed, plain
+
+
+def compose_config(
+    overrides: str | list[str] | None = None, config_dir: Path | None = None
+) -> dict[str, Any]:
+    """The composed, checked config as plain dicts (what rule params carry)."""
+    return compose_typed(overrides, config_dir)[1]
+
+
+#: dotted keys that never enter rule params: they change how a run talks to endpoints, never
+#: what an output holds, so changing one must rerun nothing
+RUNTIME_KEYS = frozenset(f"llm.{k}" for k in settings.LLM_RUNTIME_KEYS)
+
+
+def _drop_runtime(node: Any, path: str) -> Any:
+    if not isinstance(node, dict):
+        return node
+    return {
+        k: _drop_runtime(v, f"{path}.{k}" if path else k)
+        for k, v in node.items()
+        if (f"{path}.{k}" if path else k) not in RUNTIME_KEYS
+    }
 
 
 def subtree(cfg: dict[str, Any], *paths: str) -> dict[str, Any]:
-    """Return the parts of the config a rule reads, keyed by their dotted path."""
+    """Return the parts of the config a rule reads, keyed by their dotted path.
+
+    Runtime-only keys (:data:`RUNTIME_KEYS`) are left out, so they rerun nothing; the
+    model-call jobs read them with :func:`runtime_llm_keys`.
+    """
     out: dict[str, Any] = {}
     for path in paths:
+        if path in RUNTIME_KEYS:
+            raise ConfigError(f"config key '{path}' is runtime-only and never a rule param")
         node: Any = cfg
         for part in path.split("."):
             if not isinstance(node, dict) or part not in node:
                 raise ConfigError(f"config key '{path}' does not exist (failed at '{part}')")
             node = node[part]
-        out[path] = node
+        out[path] = _drop_runtime(node, path)
     return out
+
+
+def runtime_llm_keys(
+    snakemake_config: Mapping[str, Any], config_dir: Path | None = None
+) -> dict[str, Any]:
+    """The runtime-only ``llm`` keys of this run, for a model-call job.
+
+    They are kept out of rule params (:data:`RUNTIME_KEYS`), so a job reads them by composing
+    the run's config again from Snakemake's ``config`` (the same overrides the Snakefile saw).
+    """
+    cfg = compose_config(overrides_from_snakemake(snakemake_config), config_dir)
+    return {k: cfg["llm"][k] for k in settings.LLM_RUNTIME_KEYS}
 
 
 def stage_models(cfg: Mapping[str, Any], stage: str, role: str) -> list[str]:

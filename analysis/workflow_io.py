@@ -69,18 +69,23 @@ def run_model_step(smk: Any) -> pd.DataFrame:
 
     The step is the rule's entry of :data:`analysis.stages.steps.CALL_STEPS`. The job's
     ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config params) is the
-    shard count. Inputs are read by the step's input names, in its order.
+    shard count. The runtime-only ``llm`` keys (timeouts, retries, polling) come from the run's
+    config, not from params, so changing them reruns nothing. Inputs are read by the step's
+    input names, in its order.
     """
     from analysis.stages.requests import caller_from_config
+    from analysis.workflow_config import runtime_llm_keys
 
     step = CALL_STEPS[smk.rule]
     cfg = nested(smk.params.cfg)
     shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
     prompts = PromptSet.from_config(cfg["prompts"])
+    workflow_dir = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
+    llm = {**cfg["llm"], **runtime_llm_keys(smk.config, workflow_dir / "config")}
     caller = caller_from_config(
         smk.wildcards.model,
         smk.params.model,
-        cfg["llm"],
+        llm,
         stage=step.stage,
         prompt_version=prompts.version,
         shard=shard.name,

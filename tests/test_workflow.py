@@ -152,6 +152,10 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     # Nothing left to do: a no-op rerun schedules no job.
     assert _jobs_in_dry_run(workflow_copy) == set()
 
+    # Runtime-only keys (timeouts, retries, progress, executor) are no rule params: no rerun.
+    runtime = "llm.timeout_s=7 llm.max_retries=1 llm.progress=false llm.executor=batch"
+    assert _jobs_in_dry_run(workflow_copy, "--config", f"overrides={runtime}") == set()
+
     # Changing one statistics setting reruns the statistics and what reads them, not the data.
     changed = _jobs_in_dry_run(workflow_copy, "--config", "overrides=stats.n_boot=301")
     assert "canonical_tables" not in changed

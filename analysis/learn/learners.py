@@ -25,8 +25,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from analysis.config_schema import GradientBoostingConfig
 from analysis.learn.splits import Fold
+from analysis.settings import GradientBoostingConfig
 
 
 def make_classifier(

@@ -21,9 +21,10 @@ from analysis.learn.features import Embeddings
 from analysis.learn.records import relevance_records, reward_records, verifier_records
 from analysis.learn.relevance_classifier import train_relevance_rounds
 from analysis.learn.reward_model import train_reward_models
-from analysis.learn.settings import Settings, derive_seed, settings_from_params
+from analysis.learn.settings import Settings, settings_from_params
 from analysis.learn.verifier import train_verifier
 from analysis.provenance import Record, input_hashes, write_records
+from analysis.seeds import SeedScheme, derive_seed
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def run_attribute_verifier(
 ) -> list[Record]:
     """Rule ``attribute_verifier``: inputs attributes, conversations, judgments, embeddings."""
     s: Settings = settings_from_params(cfg)
-    seed = derive_seed(s.seed, "stage1.verifier")
+    seed = derive_seed(s.seed, "stage1.verifier", scheme=SeedScheme.learn)
     attributes = _read(inputs["attributes"])
     if "set" in attributes.columns:  # the stage-1 copy of an attribute when it has several
         attributes = attributes.sort_values("set", key=lambda c: c != "stage1", kind="stable")
@@ -109,7 +110,7 @@ def run_relevance_classifier(
 ) -> list[Record]:
     """Rule ``relevance_classifier``: one classifier per configured round with labels."""
     s = settings_from_params(cfg)
-    seed = derive_seed(s.seed, "stage2.classifier")
+    seed = derive_seed(s.seed, "stage2.classifier", scheme=SeedScheme.learn)
     attributes = _read(inputs["attributes"])
     classifier_set = _read(inputs["classifier_set"])
     results = train_relevance_rounds(
@@ -157,7 +158,7 @@ def run_reward_models(
 ) -> list[Record]:
     """Rule ``reward_models``: every configured variant, judges and the human ceiling."""
     s = settings_from_params(cfg)
-    seed = derive_seed(s.seed, "stage3.reward_model")
+    seed = derive_seed(s.seed, "stage3.reward_model", scheme=SeedScheme.learn)
     result = train_reward_models(
         _read(inputs["ratings"]),
         _read(inputs["responses"]),

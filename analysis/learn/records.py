@@ -31,7 +31,6 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from analysis.config_schema import StatsConfig
 from analysis.learn.evaluation import (
     Estimate,
     Statistic,
@@ -45,9 +44,10 @@ from analysis.learn.evaluation import (
 )
 from analysis.learn.relevance_classifier import RelevanceResult
 from analysis.learn.reward_model import RewardResult
-from analysis.learn.settings import derive_seed
 from analysis.learn.verifier import VerifierResult
 from analysis.provenance import Record
+from analysis.seeds import SeedScheme, derive_seed
+from analysis.settings import StatsConfig
 
 UNIT_WORDS = {"user": "users", "prompt": "prompts", "item": "items"}
 
@@ -162,7 +162,13 @@ def verifier_records(
     """Records of the stage-1 verifier and of each zero-shot LLM verifier."""
     code = "analysis.learn.records:verifier_records"
     pred = result.predictions
-    b = _Builder(pred, units, min_clusters, stats, derive_seed(seed, "stage1.verifier.bootstrap"))
+    b = _Builder(
+        pred,
+        units,
+        min_clusters,
+        stats,
+        derive_seed(seed, "stage1.verifier.bootstrap", scheme=SeedScheme.learn),
+    )
     extra = {
         "round": result.round,
         "learner": learner,
@@ -284,7 +290,11 @@ def relevance_records(
     for res in results:
         ev = res.evaluated
         b = _Builder(
-            ev, units, min_clusters, stats, derive_seed(seed, f"stage2.classifier.{res.round}")
+            ev,
+            units,
+            min_clusters,
+            stats,
+            derive_seed(seed, f"stage2.classifier.{res.round}", scheme=SeedScheme.learn),
         )
         b.records = records
         split_words = (
@@ -394,7 +404,7 @@ def reward_records(
     """Records of each reward-model variant, each LLM judge and the human ceiling."""
     code = "analysis.learn.records:reward_records"
     pred = result.predictions
-    boot_seed = derive_seed(seed, "stage3.reward_model.bootstrap")
+    boot_seed = derive_seed(seed, "stage3.reward_model.bootstrap", scheme=SeedScheme.learn)
     b = _Builder(pred, units, min_clusters, stats, boot_seed)
     target = pred["human_mean"].to_numpy(dtype=float)
     base_extra = {

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 from sklearn.pipeline import Pipeline
 
-from analysis.config_schema import LearnConfig
 from analysis.learn.features import Embeddings, FeatureError, relevance_features
 from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
 from analysis.learn.splits import Fold, given_split, grouped_folds
+from analysis.settings import LearnConfig
 
 log = logging.getLogger(__name__)
 

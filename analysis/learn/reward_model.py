@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.config_schema import LearnConfig
 from analysis.learn.features import Embeddings, FeatureError, reward_features
 from analysis.learn.learners import (
     OrdinalThresholds,
@@ -36,6 +35,7 @@ from analysis.learn.learners import (
     most_common,
 )
 from analysis.learn.splits import grouped_folds
+from analysis.settings import LearnConfig
 
 log = logging.getLogger(__name__)
 

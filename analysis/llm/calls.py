@@ -537,8 +537,8 @@ def run_stage_calls(
     ``mode`` overrides ``llm.mode`` (a rule may keep the mode out of its hashed params, so
     that switching replay -> record does not by itself rerun it).
 
-    ``cfg`` needs the keys ``llm``, ``models`` and ``prompts`` (or ``prompts.version``), as
-    ``subtree(CFG, "llm", "models", "prompts")`` gives them.
+    ``cfg`` needs the keys ``llm`` (the whole group, runtime keys included: ``subtree`` leaves
+    those out), ``models`` and ``prompts`` (or ``prompts.version``).
     """
 
     def get(name: str) -> Any:
@@ -558,13 +558,13 @@ def run_stage_calls(
         model_from_config(model_name, models[model_name]),
         requests,
         stage=stage,
-        store=resolve_store(llm.get("store", "data/calls")),
-        mode=mode or llm.get("mode", "replay"),
+        store=resolve_store(llm["store"]),
+        mode=mode or llm["mode"],
         shard=shard,
-        progress=bool(llm.get("progress", True)),
+        progress=bool(llm["progress"]),
         prompt_version=str(prompt_version),
         settings=CallSettings.from_config(llm),
-        executor=llm.get("executor", "direct"),
+        executor=llm["executor"],
         overrides=overrides,
     )
 

@@ -149,19 +149,21 @@ def model_from_config(name: str, cfg: dict) -> ModelSpec:
     server = cfg.get("server")
     if server is not None and not isinstance(server, dict):
         raise ModelConfigError(f"model '{name}': server must be a mapping")
+    # the composed config lists every key of a model entry; None means the file left it out
+    given = {k: v for k, v in cfg.items() if v is not None}
     try:
         return ModelSpec(
             name=name,
-            base_url=cfg.get("base_url"),
-            api_key_env=cfg.get("api_key_env"),
+            base_url=given.get("base_url"),
+            api_key_env=given.get("api_key_env"),
             params=dict(params),
-            price_input_per_mtok=float(cfg.get("price_input_per_mtok", 0.0)),
-            price_output_per_mtok=float(cfg.get("price_output_per_mtok", 0.0)),
-            price_batch_discount=float(cfg.get("price_batch_discount", 0.0)),
-            max_concurrency=int(cfg.get("max_concurrency", 4)),
+            price_input_per_mtok=float(given.get("price_input_per_mtok", 0.0)),
+            price_output_per_mtok=float(given.get("price_output_per_mtok", 0.0)),
+            price_batch_discount=float(given.get("price_batch_discount") or 0.0),
+            max_concurrency=int(given.get("max_concurrency", 4)),
             server=dict(server) if server is not None else None,
-            api_model=cfg.get("api_model"),
-            description=str(cfg.get("description", "")),
+            api_model=given.get("api_model"),
+            description=str(given.get("description", "")),
         )
     except (TypeError, ValueError) as err:
         if isinstance(err, ModelConfigError):

@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-MODES = ("replay", "record", "refresh")
-EXECUTORS = ("direct", "batch")
+from analysis.settings import Executor, LlmMode
+
+MODES = tuple(m.value for m in LlmMode)
+EXECUTORS = tuple(m.value for m in Executor)
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,12 @@ class CallSettings:
             raise ValueError("llm settings: backoff times must be >= 0")
 
     @classmethod
-    def from_config(cls, llm_cfg: Mapping[str, Any] | None) -> CallSettings:
-        """Take the matching keys of the ``llm`` group (mode, store, ... are not settings)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in dict(llm_cfg or {}).items() if k in names})
+    def from_config(cls, llm_cfg: Mapping[str, Any]) -> CallSettings:
+        """The matching keys of the composed ``llm`` group, every one required (mode, store,
+        ... are not settings). The field defaults serve library callers without a config
+        (tests, benchmarks); a run always takes the YAML values."""
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in llm_cfg]
+        if missing:
+            raise ValueError(f"llm settings: the llm config lacks {missing}")
+        return cls(**{n: llm_cfg[n] for n in names})

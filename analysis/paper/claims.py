@@ -17,7 +17,7 @@ or a combination ``{all: [conditions]}``, ``{any: [conditions]}``, ``{not: condi
 Verdicts are three-valued: *supported*, *not supported*, or *not testable* when a key the
 condition needs is absent from the dataset (a dataset without stage-3 human ratings cannot
 test a stage-3 claim). ``all``/``any``/``not`` follow Kleene's logic, so one untestable branch
-does not hide a refuted one. In ``stop`` mode a claim the data do not support stops the build
+does not hide a refuted one. In ``strict`` mode a claim the data do not support stops the build
 with a message naming the claim, its keys and their values; ``report`` mode only reports it.
 """
 
@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from analysis.paper.latex import breakable, escape_latex, texttt
+from analysis.settings import ClaimsMode
 
 SUPPORTED = "supported"
 REFUTED = "not supported"
@@ -60,7 +61,7 @@ AGGREGATES: dict[str, Callable[[list[float]], float] | None] = {
     "median": statistics.median,
 }
 LEAF_FIELDS = {"key", "field", "exclude", "aggregate", "op", "value", "other", "other_field"}
-MODES = ("stop", "report")
+MODES = tuple(m.value for m in ClaimsMode)
 
 
 class ClaimError(ValueError):
@@ -68,7 +69,7 @@ class ClaimError(ValueError):
 
 
 class ClaimNotSupported(RuntimeError):
-    """At least one claim is contradicted by the data (``stop`` mode)."""
+    """At least one claim is contradicted by the data (``strict`` mode)."""
 
 
 @dataclass(frozen=True)
@@ -333,13 +334,11 @@ def evaluate_claims(
 
 
 def resolve_mode(cfg: Mapping[str, Any]) -> str:
-    """``stop`` or ``report`` (``paper.claims_mode``; ``run.report_only_claims`` forces report)."""
-    mode = cfg.get("paper.claims_mode", "stop")
+    """``report`` or ``strict``: the rule's ``paper.claims_mode`` (composition checked it)."""
+    mode = cfg["paper.claims_mode"]
     if mode not in MODES:
         raise ClaimError(f"paper.claims_mode must be one of {MODES}, got {mode!r}")
-    if cfg.get("run.report_only_claims"):
-        mode = "report"
-    return mode
+    return str(mode)
 
 
 def failure_message(results: Sequence[ClaimResult]) -> str:
@@ -354,8 +353,8 @@ def failure_message(results: Sequence[ClaimResult]) -> str:
 
 
 def check(results: Sequence[ClaimResult], mode: str) -> None:
-    """Raise :class:`ClaimNotSupported` in ``stop`` mode when any claim is refuted."""
-    if mode == "stop" and any(r.verdict == REFUTED for r in results):
+    """Raise :class:`ClaimNotSupported` in ``strict`` mode when any claim is refuted."""
+    if mode == ClaimsMode.strict and any(r.verdict == REFUTED for r in results):
         raise ClaimNotSupported(
             failure_message(results)
             + "\nTo explore a dataset without stopping, set paper.claims_mode=report "

@@ -27,7 +27,8 @@ from rank_bm25 import BM25Okapi
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from analysis.provenance import Record
-from analysis.stages.selection import derive_seed, split_groups
+from analysis.seeds import SeedScheme, derive_seed
+from analysis.stages.selection import split_groups
 
 BM25 = "bm25"
 EMBEDDING = "minilm-embedding"
@@ -200,7 +201,7 @@ def evaluate_baseline(
         pred = sc >= t
         ev_pred, ev_gold = pred[~is_dev], gold[~is_dev]
         ev_prompts = rows["prompt_id"].to_numpy()[~is_dev]
-        boot_seed = derive_seed(seed, f"stage2.{rnd}.baselines.bootstrap")
+        boot_seed = derive_seed(seed, f"stage2.{rnd}.baselines.bootstrap", scheme=SeedScheme.stages)
         boot = bootstrap_precision_recall_f1(
             ev_pred,
             ev_gold,

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.provenance import Record
+from analysis.seeds import stable_hash
 from analysis.stages.judging import (
     ITEM_KEY,
     item_key,
@@ -32,7 +33,6 @@ from analysis.stages.judging import (
 )
 from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet
-from analysis.stages.selection import stable_hash
 
 CONTROLS = ("no_context", "mismatched_profile", "swapped_order")
 
@@ -255,7 +255,7 @@ def combine_controls(
     caveats: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[Record]]:
     """Every judge's control rows in one table (sorted) and each judge's control records."""
-    from analysis.stages.selection import derive_seed
+    from analysis.seeds import SeedScheme, derive_seed
 
     records: list[Record] = []
     for model, ctl, main in zip(models, control_tables, judged_tables, strict=True):
@@ -266,7 +266,7 @@ def combine_controls(
             n_boot=int(stats_cfg["n_boot"]),
             ci_level=float(stats_cfg["ci_level"]),
             ci_method=str(stats_cfg["ci_method"]),
-            seed=derive_seed(seed, "stage3.controls.bootstrap"),
+            seed=derive_seed(seed, "stage3.controls.bootstrap", scheme=SeedScheme.stages),
             caveat=(caveats or {}).get(model),
         )
     frames = [t for t in control_tables if len(t)]

@@ -8,22 +8,12 @@ that do not depend on which other items are in the run.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-
-def stable_hash(*parts: object) -> int:
-    """A 64-bit integer from the sha256 of the parts joined by a separator (stable everywhere)."""
-    blob = "\x1f".join(str(p) for p in parts).encode("utf-8")
-    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
-
-
-def derive_seed(seed: int, purpose: str) -> int:
-    """A child seed for one random step, so steps never share a stream."""
-    return stable_hash(seed, purpose) % (2**31 - 1)
+from analysis.seeds import stable_hash
 
 
 def hash_rank(keys: Iterable[object], seed: int, purpose: str) -> list[object]:

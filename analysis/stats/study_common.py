@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -30,11 +30,14 @@ import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
 from analysis.provenance import Record
+from analysis.settings import CiMethod, Cluster, StatsConfig, from_params
 from analysis.stats.agreement import kappa_from_tables
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_counts
 
-CI_METHODS = ("percentile", "bca")
-CLUSTERS = ("item", "user", "prompt")
+CI_METHODS = tuple(m.value for m in CiMethod)
+CLUSTERS = tuple(m.value for m in Cluster)
+#: the keys of the ``stats`` config group (fields of :class:`analysis.settings.StatsConfig`)
+STATS_KEYS = tuple(f.name for f in fields(StatsConfig))
 CORRECTIONS = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 
 #: plural nouns for the resampling unit in method sentences
@@ -57,35 +60,32 @@ class StudyDataError(ValueError):
 
 @dataclass(frozen=True)
 class StatsSettings:
-    """The statistics settings of a run (config group ``stats`` plus ``run.seed``)."""
+    """The statistics settings of a run (config group ``stats`` plus ``run.seed``).
 
-    n_boot: int = 2000
-    ci_level: float = 0.95
-    ci_method: str = "percentile"
-    cluster: str = "user"
-    multiple_comparisons: str = "holm"
-    seed: int = 0
+    No field has a default: the values come from ``config/stats/default.yaml`` through
+    :meth:`from_config`, and the choice and range checks are those of
+    :class:`analysis.settings.StatsConfig` (one copy of each).
+    """
+
+    n_boot: int
+    ci_level: float
+    ci_method: str
+    cluster: str
+    multiple_comparisons: str
+    seed: int
     #: model -> caveat (config ``stages.caveats``): attached to the model's records, and the
     #: model is left out of aggregates over models (group means, means over models, the
     #: across-model correlation), since a caveat says its numbers mean nothing for the study
-    caveats: tuple[tuple[str, str], ...] = ()
+    caveats: tuple[tuple[str, str], ...]
 
     def __post_init__(self) -> None:
-        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, int) or self.n_boot < 1:
-            raise ValueError(f"stats.n_boot must be a positive int, got {self.n_boot!r}")
-        if not 0.0 < float(self.ci_level) < 1.0:
-            raise ValueError(f"stats.ci_level must lie in (0, 1), got {self.ci_level!r}")
-        if self.ci_method not in CI_METHODS:
-            raise ValueError(f"stats.ci_method must be one of {CI_METHODS}, got {self.ci_method!r}")
-        if self.cluster not in CLUSTERS:
-            raise ValueError(f"stats.cluster must be one of {CLUSTERS}, got {self.cluster!r}")
-        if self.multiple_comparisons not in CORRECTIONS:
-            raise ValueError(
-                f"stats.multiple_comparisons must be one of {tuple(CORRECTIONS)}, "
-                f"got {self.multiple_comparisons!r}"
-            )
+        from_params(StatsConfig, self.stats_group(), "stats")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"the seed must be an int, got {self.seed!r}")
+
+    def stats_group(self) -> dict[str, Any]:
+        """The ``stats`` config group these settings were made from."""
+        return {name: getattr(self, name) for name in STATS_KEYS}
 
     def caveat(self, rater: str) -> str | None:
         """The configured caveat of a model, or None."""
@@ -102,37 +102,39 @@ class StatsSettings:
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | StatsSettings) -> StatsSettings:
-        """Accept the rule's ``subtree(CFG, "stats", "run.seed", "stages.caveats")`` or a flat dict.
+        """From the rule's ``subtree(CFG, "stats", "run.seed", "stages.caveats")`` or a flat dict.
 
+        Nested: ``{"stats": {...}, "run.seed": 123, "stages.caveats": {model: note}}``.
         Flat: ``{n_boot, ci_level, ci_method, cluster, multiple_comparisons, seed, caveats}``.
-        Nested: ``{"stats": {...}, "run.seed": 123, "stages.caveats": {model: note}}``
-        (``stages.caveats`` optional). Unknown keys are errors (a typo is not a no-op).
+        Caveats are optional (none); every other key is required (no defaults here: the YAML
+        holds them), and an unknown key is an error (a typo is not a no-op).
         """
         if isinstance(cfg, StatsSettings):
             return cfg
         flat = dict(cfg)
         if "stats" in flat:
-            nested = dict(flat.pop("stats"))
-            if "run.seed" in flat:
-                nested["seed"] = flat.pop("run.seed")
-            if "stages.caveats" in flat:
-                nested["caveats"] = flat.pop("stages.caveats")
-            if flat:
-                raise ValueError(f"unknown statistics config keys: {sorted(flat)}")
-            flat = nested
-        elif "run.seed" in flat:
-            flat["seed"] = flat.pop("run.seed")
-        if "stages.caveats" in flat:
-            flat["caveats"] = flat.pop("stages.caveats")
-        if isinstance(flat.get("caveats"), Mapping):
-            flat["caveats"] = tuple(sorted((str(k), str(v)) for k, v in flat["caveats"].items()))
-        elif flat.get("caveats") is None:
-            flat.pop("caveats", None)
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(flat) - known)
-        if unknown:
-            raise ValueError(f"unknown statistics config keys: {unknown} (known: {sorted(known)})")
-        return cls(**flat)
+            flat = {
+                **dict(flat.pop("stats")),
+                **{short: flat.pop(key) for key, short in _NESTED_KEYS.items() if key in flat},
+                **{f"unknown:{k}": v for k, v in flat.items()},
+            }
+        known = {*STATS_KEYS, "seed", "caveats"}
+        unknown = sorted(k.removeprefix("unknown:") for k in set(flat) - known)
+        missing = sorted({*STATS_KEYS, "seed"} - set(flat))
+        if unknown or missing:
+            raise ValueError(
+                f"unknown statistics config keys: {unknown}, missing: {missing} (expected the "
+                "rule's subtree 'stats', 'run.seed' and optionally 'stages.caveats')"
+            )
+        from_params(StatsConfig, {k: flat[k] for k in STATS_KEYS}, "stats")
+        caveats = flat.get("caveats") or {}
+        if isinstance(caveats, Mapping):
+            caveats = tuple(sorted((str(k), str(v)) for k, v in caveats.items()))
+        return cls(**{k: flat[k] for k in (*STATS_KEYS, "seed")}, caveats=tuple(caveats))
+
+
+#: keys of a rule's config subtree beside ``stats`` -> the settings field they fill
+_NESTED_KEYS = {"run.seed": "seed", "stages.caveats": "caveats"}
 
 
 # --------------------------------------------------------------------------------------

@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from analysis.config_schema import LearnConfig, StatsConfig
+from analysis.settings import LearnConfig, StatsConfig
+from tests.settings_defaults import default_settings
 
 
 @pytest.fixture
 def learn() -> LearnConfig:
-    cfg = LearnConfig(n_folds=4)
+    cfg = default_settings().learn
+    cfg.n_folds = 4
     cfg.verifier.C_grid = [0.03]
     cfg.relevance.C_grid = [0.03]
     cfg.reward.ridge_alpha_grid = [300.0]
@@ -20,4 +24,4 @@ def learn() -> LearnConfig:
 
 @pytest.fixture
 def stats() -> StatsConfig:
-    return StatsConfig(n_boot=200)
+    return dataclasses.replace(default_settings().stats, n_boot=200)

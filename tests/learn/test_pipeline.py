@@ -16,17 +16,22 @@ from analysis.learn.pipeline import (
 )
 from analysis.provenance import repo_relative
 from tests.learn.synthetic import stage1_world, stage2_world, stage3_world
+from tests.settings_defaults import compose_config_plain
 
-CFG = {
-    "learn": {
-        "n_folds": 4,
-        "verifier": {"C_grid": [0.03]},
-        "relevance": {"C_grid": [0.03]},
-        "reward": {"ridge_alpha_grid": [300.0], "C_grid": [0.003, 0.03]},
-    },
-    "stats": {"n_boot": 100},
-    "run.seed": 123,
-}
+
+def _rule_params() -> dict:
+    """A learning rule's params (``subtree(CFG, "learn", "stats", "run.seed")``): the YAML
+    defaults with small grids and a small bootstrap (settings have no defaults in code)."""
+    cfg = compose_config_plain()
+    learn = cfg["learn"]
+    learn["n_folds"] = 4
+    learn["verifier"]["C_grid"] = [0.03]
+    learn["relevance"]["C_grid"] = [0.03]
+    learn["reward"].update(ridge_alpha_grid=[300.0], C_grid=[0.003, 0.03])
+    return {"learn": learn, "stats": {**cfg["stats"], "n_boot": 100}, "run.seed": 123}
+
+
+CFG = _rule_params()
 
 
 def write(tmp: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:

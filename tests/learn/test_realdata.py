@@ -7,14 +7,15 @@ MiniLM model in the test, so it needs no workflow outputs.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from analysis.config_schema import LearnConfig, StatsConfig
 from analysis.learn.features import Embeddings
 from analysis.learn.records import relevance_records
 from analysis.learn.relevance_classifier import train_relevance_rounds
+from tests.settings_defaults import default_settings
 
 pytestmark = pytest.mark.realdata
 
@@ -36,7 +37,7 @@ def test_pilot2_classifier_with_its_own_split(real_data_root: Path) -> None:
         embedding_table(prompts["prompt_id"], prompts["text"]), "prompts"
     )
 
-    learn = LearnConfig()
+    learn = default_settings().learn
     learn.relevance.rounds = ["pilot2"]
     results = train_relevance_rounds(
         tables["relevance_votes"], None, prompts, attrs, prompt_emb, attr_emb, cset, learn, 7
@@ -52,7 +53,13 @@ def test_pilot2_classifier_with_its_own_split(real_data_root: Path) -> None:
     recs = {
         r.key: r
         for r in relevance_records(
-            results, StatsConfig(n_boot=300), 7, "logistic", ["prompt", "user", "item"], 8, 20
+            results,
+            dataclasses.replace(default_settings().stats, n_boot=300),
+            7,
+            "logistic",
+            ["prompt", "user", "item"],
+            8,
+            20,
         )
     }
     f1 = recs["stage2.classifier.pilot2.f1"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.config_schema import LearnConfig, StatsConfig
 from analysis.learn.features import Embeddings
 from analysis.learn.records import relevance_records
 from analysis.learn.relevance_classifier import (
@@ -13,6 +12,7 @@ from analysis.learn.relevance_classifier import (
     human_majority,
     train_relevance_classifier,
 )
+from analysis.settings import LearnConfig, StatsConfig
 from tests.learn.synthetic import stage2_world
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.config_schema import LearnConfig, StatsConfig
 from analysis.learn.features import Embeddings
 from analysis.learn.records import reward_records
 from analysis.learn.reward_model import (
@@ -14,6 +13,7 @@ from analysis.learn.reward_model import (
     pair_responses,
     train_reward_models,
 )
+from analysis.settings import LearnConfig, StatsConfig
 from tests.learn.synthetic import stage3_world
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.config_schema import LearnConfig, StatsConfig
 from analysis.learn.features import Embeddings
 from analysis.learn.records import verifier_records
 from analysis.learn.verifier import VerifierResult, human_acceptance, train_verifier
+from analysis.settings import LearnConfig, StatsConfig
 from tests.learn.synthetic import stage1_world
 
 

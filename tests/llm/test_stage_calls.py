@@ -23,7 +23,8 @@ def test_stage_calls_follow_the_composed_config(server: FakeOpenAI, tmp_path: Pa
         ]
     )
     cfg["models"]["fake-model"] = {"base_url": server.base_url, "params": {"max_tokens": 5}}
-    params = subtree(cfg, "llm", "models", "prompts")
+    # the whole llm group: rule params (subtree) leave its runtime-only keys out
+    params = {**subtree(cfg, "models", "prompts"), "llm": cfg["llm"]}
     reqs = [ChatRequest.from_prompt("hello", custom_id="x")]
 
     with pytest.raises(ReplayMiss, match="1 calls missing for fake-model/stage2"):

@@ -149,7 +149,7 @@ def test_a_refuted_claim_stops_the_build_naming_claim_keys_and_values(tmp_path: 
     results = C.evaluate_claims(C.load_claims(path), NUMS)
     assert [r.verdict for r in results] == [C.SUPPORTED, C.REFUTED, C.UNTESTABLE]
     with pytest.raises(C.ClaimNotSupported) as err:
-        C.check(results, "stop")
+        C.check(results, "strict")
     message = str(err.value)
     assert "too_strong" in message and "stage2.final.kappa.human_model" in message
     assert "0.3" in message and "> 0.8" in message
@@ -159,9 +159,8 @@ def test_a_refuted_claim_stops_the_build_naming_claim_keys_and_values(tmp_path: 
 
 
 def test_mode_comes_from_paper_config() -> None:
-    assert C.resolve_mode({"paper.claims_mode": "stop", "run.report_only_claims": False}) == "stop"
+    assert C.resolve_mode({"paper.claims_mode": "strict"}) == "strict"
     assert C.resolve_mode({"paper.claims_mode": "report"}) == "report"
-    assert C.resolve_mode({"paper.claims_mode": "stop", "run.report_only_claims": True}) == "report"
     with pytest.raises(C.ClaimError, match="claims_mode"):
         C.resolve_mode({"paper.claims_mode": "ignore"})
 
@@ -183,7 +182,7 @@ def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
         ],
     )
     results = C.evaluate_claims(C.load_claims(path), NUMS)
-    table = C.render_claims_tex(results, "stop")
+    table = C.render_claims_tex(results, "strict")
     assert r"\hypertarget{claim:ok_claim}" in table
     assert r"50\% of the time" in table
     assert r"\rc{stage2.final.kappa.model_model}" in table  # values link to provenance rows

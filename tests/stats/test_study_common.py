@@ -20,9 +20,10 @@ from analysis.stats.study_common import (
     make_record,
     ratio,
 )
+from tests.settings_defaults import compose_config_plain, stats_settings
 
 
-def test_settings_from_rule_config_and_flat_dict() -> None:
+def test_settings_from_rule_config() -> None:
     nested = {
         "stats": {
             "n_boot": 50,
@@ -35,12 +36,15 @@ def test_settings_from_rule_config_and_flat_dict() -> None:
     }
     s = StatsSettings.from_config(nested)
     assert (s.n_boot, s.ci_level, s.ci_method, s.cluster, s.seed) == (50, 0.9, "bca", "prompt", 3)
-    assert StatsSettings.from_config({"n_boot": 50, "seed": 3}).n_boot == 50
+    # no defaults in code: every key of the group comes from the config (YAML holds them)
+    defaults = compose_config_plain()["stats"]
     for bad in ({"n_boot": 0}, {"ci_method": "basic"}, {"multiple_comparisons": "bonf"}):
         with pytest.raises(ValueError):
-            StatsSettings.from_config(bad)
+            StatsSettings.from_config({"stats": {**defaults, **bad}, "run.seed": 3})
+    with pytest.raises(ValueError, match="n_boot"):
+        StatsSettings.from_config({"stats": {"ci_level": 0.9}, "run.seed": 3})
     with pytest.raises(ValueError, match="unknown statistics config keys"):
-        StatsSettings.from_config({"stats": {}, "run.seed": 1, "extra": 2})
+        StatsSettings.from_config({"stats": defaults, "run.seed": 1, "extra": 2})
 
 
 def test_totals_statistics_share_the_library_resamples() -> None:
@@ -48,7 +52,7 @@ def test_totals_statistics_share_the_library_resamples() -> None:
     rng = np.random.default_rng(0)
     x = rng.normal(size=40)
     clusters = np.repeat(np.arange(10), 4).astype(str)
-    settings = StatsSettings(n_boot=200, seed=9)
+    settings = stats_settings(n_boot=200, seed=9)
     tb = bootstrap_totals({"x": x, "n": np.ones(40)}, clusters, settings, "users")
     mine = tb.stat(lambda g: ratio(g("x"), g("n")))
     lib = bootstrap_mean(x, clusters=clusters, n_boot=200, seed=9)
@@ -63,7 +67,7 @@ def test_spearman_resamples_are_the_library_resamples() -> None:
     x = rng.integers(1, 6, 30).astype(float)
     y = x + rng.integers(-1, 2, 30)
     clusters = np.repeat(np.arange(6), 5).astype(str)
-    settings = StatsSettings(n_boot=100, seed=4)
+    settings = stats_settings(n_boot=100, seed=4)
     rs = ClusterResamples.draw(clusters, 30, settings, "users")
     res = rs.spearman(x, y, np.arange(30), bca=True)
     lib = bootstrap_mean(x, clusters=clusters, n_boot=100, seed=4, keep_weights=True)
@@ -81,7 +85,7 @@ def test_spearman_resamples_are_the_library_resamples() -> None:
 def test_intervals_and_bca_fallback() -> None:
     rng = np.random.default_rng(2)
     x = rng.normal(size=60)
-    settings = StatsSettings(n_boot=500, seed=1, ci_method="bca")
+    settings = stats_settings(n_boot=500, seed=1, ci_method="bca")
     tb = bootstrap_totals({"x": x, "n": np.ones(60)}, None, settings, "items")
     iv = boot_interval(tb.stat(lambda g: ratio(g("x"), g("n"))), settings, "items")
     assert iv.low < x.mean() < iv.high and "BCa" in iv.text and "over items (60)" in iv.text
@@ -94,9 +98,9 @@ def test_intervals_and_bca_fallback() -> None:
 
 def test_multiple_comparison_corrections() -> None:
     p = {"a": 0.01, "b": 0.02, "c": 0.04}
-    holm = adjust_pvalues(p, StatsSettings(multiple_comparisons="holm"))
+    holm = adjust_pvalues(p, stats_settings(multiple_comparisons="holm"))
     assert holm == pytest.approx({"a": 0.03, "b": 0.04, "c": 0.04})
-    bh = adjust_pvalues(p, StatsSettings(multiple_comparisons="fdr_bh"))
+    bh = adjust_pvalues(p, stats_settings(multiple_comparisons="fdr_bh"))
     assert bh == pytest.approx({"a": 0.03, "b": 0.03, "c": 0.04})
 
 

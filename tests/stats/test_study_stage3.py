@@ -8,12 +8,12 @@ import pytest
 from scipy import stats
 
 from analysis.stats.study_common import (
-    StatsSettings,
     StudyDataError,
     spearman_from_tables,
     weighted_spearman,
 )
 from analysis.stats.study_stage3 import mention_habit_vs_bias, stage3_records
+from tests.settings_defaults import stats_settings
 
 CFG = {
     "n_boot": 300,
@@ -169,7 +169,7 @@ def test_records_are_complete(recs: dict) -> None:
 
 
 def test_habit_vs_bias_across_models() -> None:
-    settings = StatsSettings(seed=1)
+    settings = stats_settings(seed=1)
     rates = {"m1": 0.05, "m2": 0.2, "m3": 0.4, "m4": 0.5, "m5": 0.7}
     deltas = {"m1": -0.39, "m2": 0.1, "m3": 0.2, "m4": 0.5, "m5": 0.4, "judge-only": 1.0}
     (rec,) = mention_habit_vs_bias(rates, deltas, settings)
@@ -224,7 +224,7 @@ def test_vectorized_spearman_equals_scipy_on_resamples() -> None:
 def test_habit_vs_bias_leaves_out_caveated_models() -> None:
     rates = {"m1": 0.05, "m2": 0.2, "m3": 0.4, "m4": 0.5, "m5": 0.7}
     deltas = {"m1": -0.39, "m2": 0.1, "m3": 0.2, "m4": 0.5, "m5": 0.4}
-    settings = StatsSettings(seed=1, caveats=(("m5", "toy model"),))
+    settings = stats_settings(seed=1, caveats=(("m5", "toy model"),))
     (rec,) = mention_habit_vs_bias(rates, deltas, settings)
     assert rec.n == 4 and rec.extra["excluded_models"] == ["m5"]
     assert rec.value == pytest.approx(

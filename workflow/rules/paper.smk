@@ -126,7 +126,7 @@ rule claims:
     resources:
         mem_mb=500,
     params:
-        cfg=subtree(CFG, "paper.claims_mode", "run.report_only_claims"),
+        cfg=subtree(CFG, "paper.claims_mode"),
         code=code_hash("analysis.paper.claims", "analysis.paper.latex"),
     script:
         "../scripts/claims.py"

@@ -1,0 +1,478 @@
+"""The typed settings of a run: one dataclass per config group, the only settings types.
+
+Why here, at the bottom: every layer reads settings, and none should pull in Hydra to do so.
+This module imports neither hydra nor omegaconf; :mod:`analysis.workflow_config` registers
+these classes in Hydra's ConfigStore (so composition rejects unknown keys and wrong types) and
+converts the composed tree to them with ``OmegaConf.to_object``, which runs the
+``__post_init__`` range checks below. Scripts turn a rule's plain ``params`` subtree into
+them with :func:`from_params`.
+
+One copy of every default: the values live in the commented YAML files under ``config/``;
+the fields here carry none. (A model entry's optional keys default to ``None``, meaning
+"not set": the call layer decides what an unset price or concurrency is.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A user override or config file is invalid; the message says which key and why."""
+
+
+def did_you_mean(value: object, allowed: Iterable[object]) -> str:
+    """`` (did you mean 'x'?)`` for a near miss among ``allowed``, else the empty string."""
+    close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def bad_value(key: str, value: object, allowed: Iterable[object]) -> ConfigError:
+    """The error for a value outside a fixed set: key, value, allowed values, a near miss."""
+    allowed = [str(a) for a in allowed]
+    return ConfigError(
+        f"{key}={value!r} is not allowed; allowed values: {', '.join(allowed)}"
+        f"{did_you_mean(value, allowed)}"
+    )
+
+
+def _check(ok: bool, key: str, value: object, rule: str) -> None:
+    if not ok:
+        raise ConfigError(f"{key}={value!r} is out of range: {rule}")
+
+
+class CiMethod(StrEnum):
+    """How a bootstrap interval is read off the resamples."""
+
+    percentile = "percentile"
+    bca = "bca"
+
+
+class Cluster(StrEnum):
+    """The resampling unit of item bootstraps."""
+
+    item = "item"
+    user = "user"
+    prompt = "prompt"
+
+
+class Correction(StrEnum):
+    """Multiple-comparison correction applied to every family of tests."""
+
+    holm = "holm"
+    fdr_bh = "fdr_bh"
+
+
+class LlmMode(StrEnum):
+    """What the call store does on a miss."""
+
+    replay = "replay"
+    record = "record"
+    refresh = "refresh"
+
+
+class Executor(StrEnum):
+    """How missing calls are made."""
+
+    direct = "direct"
+    batch = "batch"
+
+
+class ClaimsMode(StrEnum):
+    """What a claim the data do not support does to the build."""
+
+    report = "report"
+    strict = "strict"
+
+
+class LabelFormat(StrEnum):
+    """How YES/NO, SUPPORTED and 1-5 labels are asked for."""
+
+    json = "json"
+    word = "word"
+
+
+class Learner(StrEnum):
+    """The learner of a trained intervention."""
+
+    logistic = "logistic"
+    gradient_boosting = "gradient_boosting"
+
+
+class ClassWeight(StrEnum):
+    """Class reweighting of a classifier."""
+
+    balanced = "balanced"
+    none = "none"
+
+
+@dataclass
+class DataConfig:
+    """``data``: which dataset, read by which adapter, from where."""
+
+    name: str
+    adapter: str
+    root: str
+    simulated: bool
+    description: str
+
+
+@dataclass
+class RunConfig:
+    """``run``: the master seed."""
+
+    seed: int
+
+
+@dataclass
+class PaperConfig:
+    """``paper``: title, PDF timestamp, and what an unsupported claim does."""
+
+    title: str
+    source_date_epoch: int
+    claims_mode: ClaimsMode
+
+
+@dataclass
+class StatsConfig:
+    """``stats``: bootstrap and test settings shared by every estimate."""
+
+    n_boot: int
+    ci_level: float
+    ci_method: CiMethod
+    cluster: Cluster
+    multiple_comparisons: Correction
+
+    def __post_init__(self) -> None:
+        _check(self.n_boot >= 1, "stats.n_boot", self.n_boot, "must be >= 1")
+        _check(0 < self.ci_level < 1, "stats.ci_level", self.ci_level, "must lie in (0, 1)")
+
+
+@dataclass
+class PromptTemplate:
+    system: str
+    user: str
+
+
+@dataclass
+class RepairPrompts:
+    yes_no: str
+    supported: str
+    rating: str
+    attributes_json: str
+    text: str
+
+
+@dataclass
+class AnswerFormat:
+    word: str
+    json: str
+
+
+@dataclass
+class AnswerFormats:
+    yes_no: AnswerFormat
+    supported: AnswerFormat
+    rating: AnswerFormat
+
+
+@dataclass
+class PromptsConfig:
+    """``prompts``: the templates of one version (the version enters every call key)."""
+
+    version: str
+    extraction: PromptTemplate
+    verification: PromptTemplate
+    relevance: PromptTemplate
+    generic_response: PromptTemplate
+    personalized_response: PromptTemplate
+    preference_judge: PromptTemplate
+    no_context_judge: PromptTemplate
+    answer_formats: AnswerFormats
+    repair: RepairPrompts
+
+
+def _check_caps(section: str, caps: Mapping[str, int]) -> None:
+    for name, value in caps.items():
+        _check(value >= 1, f"stages.{section}.{name}", value, "must be >= 1")
+
+
+@dataclass
+class Stage1Config:
+    extractors: list[str] | None
+    verifiers: list[str] | None
+    max_conversations_per_model: int
+    max_attributes_per_model: int
+    max_attributes_per_conversation: int
+    conversation_chars: int
+    merge_distance_threshold: float
+    extraction_max_tokens: int
+    verification_max_tokens: int
+
+    def __post_init__(self) -> None:
+        _check_caps(
+            "stage1",
+            {
+                "max_conversations_per_model": self.max_conversations_per_model,
+                "max_attributes_per_model": self.max_attributes_per_model,
+                "max_attributes_per_conversation": self.max_attributes_per_conversation,
+            },
+        )
+
+
+@dataclass
+class BaselinesConfig:
+    dev_fraction: float
+    bm25_k1: float
+    bm25_b: float
+
+
+@dataclass
+class Stage2Config:
+    voters: list[str] | None
+    max_items_per_model: int
+    vote_max_tokens: int
+    baselines: BaselinesConfig
+
+    def __post_init__(self) -> None:
+        _check_caps("stage2", {"max_items_per_model": self.max_items_per_model})
+
+
+@dataclass
+class MentionsConfig:
+    lexical_threshold: float
+    embedding_threshold: float
+
+
+@dataclass
+class ControlsConfig:
+    no_context: bool
+    mismatched_profile: bool
+    swapped_order: bool
+    max_ratings_per_judge: int
+
+    def __post_init__(self) -> None:
+        _check_caps("stage3.controls", {"max_ratings_per_judge": self.max_ratings_per_judge})
+
+
+@dataclass
+class Stage3Config:
+    generators: list[str] | None
+    judges: list[str] | None
+    max_pairs_per_generator: int
+    generation_max_tokens: int
+    response_words: int
+    max_ratings_per_judge: int
+    judge_max_tokens: int
+    judge_response_chars: int
+    mentions: MentionsConfig
+    controls: ControlsConfig
+
+    def __post_init__(self) -> None:
+        _check_caps(
+            "stage3",
+            {
+                "max_pairs_per_generator": self.max_pairs_per_generator,
+                "max_ratings_per_judge": self.max_ratings_per_judge,
+            },
+        )
+
+
+@dataclass
+class StagesConfig:
+    """``stages``: the three stages' model-call steps, baselines, mentions and controls."""
+
+    repair_attempts: int
+    repair_echo_chars: int
+    label_format: LabelFormat
+    caveats: dict[str, str]
+    stage1: Stage1Config
+    stage2: Stage2Config
+    stage3: Stage3Config
+
+
+@dataclass
+class GradientBoostingConfig:
+    max_iter: int
+    learning_rate: float
+    max_depth: int
+
+
+@dataclass
+class VerifierConfig:
+    rounds: list[str]
+    learner: Learner
+    C_grid: list[float]
+    class_weight: ClassWeight
+    use_embeddings: bool
+    bootstrap_units: list[str]
+
+
+@dataclass
+class RelevanceClassifierConfig:
+    rounds: list[str]
+    learner: Learner
+    C_grid: list[float]
+    class_weight: ClassWeight
+    bootstrap_units: list[str]
+    min_reference_items: int
+
+
+@dataclass
+class RewardModelConfig:
+    rounds: list[str]
+    variants: list[str]
+    learner: Learner
+    ridge_alpha_grid: list[float]
+    C_grid: list[float]
+    pairs_per_example: int
+    mention_threshold: float
+    bootstrap_units: list[str]
+    min_ceiling_examples: int
+
+
+@dataclass
+class LearnConfig:
+    """``learn``: the trained interventions' hyperparameters."""
+
+    n_folds: int
+    inner_val_fraction: float
+    min_examples: int
+    min_clusters: int
+    gradient_boosting: GradientBoostingConfig
+    verifier: VerifierConfig
+    relevance: RelevanceClassifierConfig
+    reward: RewardModelConfig
+
+
+#: keys of the ``llm`` group that change how this run talks to endpoints, never what any
+#: output holds: rule params leave them out, so changing one reruns nothing
+LLM_RUNTIME_KEYS = (
+    "executor",
+    "timeout_s",
+    "max_retries",
+    "backoff_base_s",
+    "backoff_max_s",
+    "retry_after_max_s",
+    "batch_poll_s",
+    "batch_timeout_s",
+    "progress",
+)
+
+
+@dataclass
+class LlmConfig:
+    """``llm``: call-store mode and client behaviour."""
+
+    mode: LlmMode
+    store: str
+    executor: Executor
+    timeout_s: float
+    max_retries: int
+    backoff_base_s: float
+    backoff_max_s: float
+    retry_after_max_s: float
+    batch_poll_s: float
+    batch_timeout_s: float
+    progress: bool
+    shards: int
+
+    def __post_init__(self) -> None:
+        _check(self.timeout_s > 0, "llm.timeout_s", self.timeout_s, "must be > 0")
+        _check(self.max_retries >= 0, "llm.max_retries", self.max_retries, "must be >= 0")
+        _check(self.shards >= 1, "llm.shards", self.shards, "must be >= 1 (jobs per call set)")
+        for key in ("backoff_base_s", "backoff_max_s"):
+            _check(getattr(self, key) >= 0, f"llm.{key}", getattr(self, key), "must be >= 0")
+
+
+@dataclass
+class ModelSpec:
+    """One entry of the ``models`` group (``analysis.llm.models.ModelSpec`` is built from it).
+
+    Optional keys are ``None`` when a file leaves them out; the call layer fills them.
+    """
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+    params: dict[str, Any] | None = None
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+    price_batch_discount: float | None = None
+    max_concurrency: int | None = None
+    server: dict[str, Any] | None = None
+    api_model: str | None = None
+    description: str | None = None
+
+
+@dataclass
+class Config:
+    """The whole composed config (``config/config.yaml`` and its groups)."""
+
+    data: DataConfig
+    run: RunConfig
+    paper: PaperConfig
+    stats: StatsConfig
+    prompts: PromptsConfig
+    stages: StagesConfig
+    learn: LearnConfig
+    llm: LlmConfig
+    models: dict[str, ModelSpec]
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _build(tp: Any, value: Any, key: str) -> Any:
+    """``value`` (plain YAML data) as type ``tp``, checking keys and choices as composition does."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return None if value is None else _build(args[0], value, key)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+        hints = _hints(tp)
+        unknown = sorted(set(value) - set(hints))
+        if unknown:
+            where = f"{key}.{unknown[0]}" if key else unknown[0]
+            raise ConfigError(
+                f"{where} is not a config key{did_you_mean(unknown[0], hints)}; "
+                f"keys of {key or 'the config root'}: {', '.join(hints)}"
+            )
+        required = [
+            f.name
+            for f in dataclasses.fields(tp)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+        missing = [k for k in required if k not in value]
+        if missing:
+            raise ConfigError(f"{key or 'the config'} lacks the key(s) {', '.join(missing)}")
+        return tp(**{k: _build(hints[k], value[k], f"{key}.{k}" if key else k) for k in value})
+    if isinstance(tp, type) and issubclass(tp, StrEnum):
+        if value not in {m.value for m in tp}:
+            raise bad_value(key, value, [m.value for m in tp])
+        return tp(value)
+    if origin is dict:
+        _, item = typing.get_args(tp)
+        return {k: _build(item, v, f"{key}.{k}") for k, v in dict(value).items()}
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [_build(item, v, f"{key}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def from_params(cls: type, params: Mapping[str, Any], prefix: str) -> Any:
+    """Typed settings from a rule's plain subtree, e.g. ``from_params(StatsConfig, p["stats"],
+    "stats")``: the ONE way a script turns ``params`` back into settings (same checks).
+
+    ``prefix`` is the subtree's dotted key (``""`` for the root), used in error messages.
+    """
+    return _build(cls, params, prefix)

@@ -1,0 +1,42 @@
+"""The default settings of the shipped config, typed: tests start from the YAML defaults
+(the only copy of them) and change what they test, instead of relying on dataclass defaults."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from analysis.settings import Config
+from analysis.stats.study_common import StatsSettings
+from analysis.workflow_config import compose_typed
+
+
+@functools.cache
+def _composed() -> Config:
+    return compose_typed()[0]
+
+
+def default_settings() -> Config:
+    """A fresh copy of the composed default config (tests may change it freely)."""
+    return copy.deepcopy(_composed())
+
+
+def stats_settings(**changes: Any) -> StatsSettings:
+    """The default statistics settings (seed and caveats included) with ``changes`` applied."""
+    cfg = compose_config_plain()
+    stats = {**cfg["stats"], **{k: v for k, v in changes.items() if k in cfg["stats"]}}
+    rest = {k: v for k, v in changes.items() if k not in cfg["stats"]}
+    return StatsSettings(
+        **stats, seed=rest.pop("seed", cfg["run"]["seed"]), caveats=rest.pop("caveats", ()), **rest
+    )
+
+
+@functools.cache
+def _plain() -> dict[str, Any]:
+    return compose_typed()[1]
+
+
+def compose_config_plain() -> dict[str, Any]:
+    """A fresh copy of the composed default config as plain dicts."""
+    return copy.deepcopy(_plain())
