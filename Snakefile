@@ -10,7 +10,6 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from analysis.software import package_fingerprint
 from analysis.workflow_config import code_hash, compose_config, overrides_from_snakemake, subtree
 
 min_version("9.27")
@@ -83,21 +82,6 @@ rule all:
         f"{PAPER_BUILD}/paper.pdf",
         f"{RESULTS}/config.yaml",
 
-
-rule software_environment:
-    """The software that built this run's numbers: every package's version, TeX Live, latexmk, the OS."""
-    output:
-        f"{RESULTS}/environment.json",
-    log:
-        f"{LOGS}/software_environment.log",
-    benchmark:
-        f"{LOGS}/benchmarks/software_environment.tsv"
-    resources:
-        mem_mb=200,
-    params:
-        packages=package_fingerprint(),
-    script:
-        "workflow/scripts/software_environment.py"
 
 
 rule resolved_config:

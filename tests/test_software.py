@@ -42,3 +42,36 @@ def test_differences_name_each_changed_package_and_build() -> None:
     assert any("torch" in d and "different build" in d for d in diff)
     assert not any("scipy" in d for d in diff)
     assert software_differences(built, built) == []
+
+
+def _write_env(root, dataset: str, software: dict) -> None:
+    path = root / "results" / dataset / "environment.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(software), encoding="utf-8")
+
+
+def test_verify_warns_when_the_verifying_software_differs(tmp_path) -> None:
+    from analysis.paper.verify import software_warnings
+
+    built = installed_software()
+    built["packages"] = {**built["packages"], "pandas": "0.0.1"}
+    _write_env(tmp_path, "d", built)
+    warnings = software_warnings("d", tmp_path)
+    assert len(warnings) == 1 and "pandas" in warnings[0] and "0.0.1" in warnings[0]
+    assert "missing" in software_warnings("other", tmp_path)[0]
+
+
+def test_trace_names_the_software_and_the_appendix_lists_it(tmp_path) -> None:
+    from analysis.paper.provenance import render_software_tex
+    from analysis.paper.trace import software_summary
+
+    sw = installed_software()
+    _write_env(tmp_path, "d", sw)
+    summary = software_summary("d", tmp_path)
+    assert summary["file"] == "results/d/environment.json"
+    assert summary["python"] == sw["python"] and summary["n_packages"] == len(sw["packages"])
+    assert "torch" in summary["outside_lock"]
+    tex = render_software_tex(sw)
+    assert "Software that built these numbers" in tex
+    assert f"statsmodels {sw['packages']['statsmodels']}" in tex
+    assert "hydra-core" in tex and "_" not in tex.replace(r"\_", "")

@@ -278,6 +278,43 @@ def render_provenance_tex(
     return "\n".join(lines) + "\n"
 
 
+def render_software_tex(software: Mapping[str, Any]) -> str:
+    """The software that built these numbers (``results/<dataset>/environment.json``): the
+    platform, TeX, and every installed package with its version; the packages installed outside
+    the hashed lock also with a hash of their installed files, since their version alone does
+    not say which build they are."""
+    platform_rows = [
+        ("Python", software.get("python")),
+        ("Operating system", software.get("os")),
+        ("Machine", software.get("machine")),
+        ("TeX", software.get("tex")),
+        ("latexmk", software.get("latexmk")),
+    ]
+    lines = [
+        r"\paragraph{Software that built these numbers.}\begingroup\small\raggedright",
+        "; ".join(f"{name}: {escape_latex(str(v or 'not installed'))}" for name, v in platform_rows)
+        + r".\par",
+    ]
+    outside = software.get("outside_lock", {})
+    if outside:
+        lines.append(
+            "Installed outside the hashed lock (file hash of the installed build): "
+            + "; ".join(
+                f"{escape_latex(n)} {escape_latex(str(d.get('version')))} "
+                f"({texttt(short_sha(str(d.get('record_sha256'))))})"
+                for n, d in outside.items()
+            )
+            + r".\par"
+        )
+    packages = software.get("packages", {})
+    lines.append(
+        f"Python packages ({len(packages)}): "
+        + "; ".join(f"{escape_latex(n)} {escape_latex(v)}" for n, v in packages.items())
+        + r".\par\endgroup"
+    )
+    return "\n".join(lines) + "\n"
+
+
 FIGURE_MACRO = r"""\providecommand\hyperlink[2]{#2}
 % \StudyFigure[width]{stem}{caption}: the figure with a caption linked to its provenance row;
 % a figure this build did not produce is shown as a box that says so.

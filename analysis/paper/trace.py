@@ -72,9 +72,26 @@ def trace(key: str, dataset: str, root: Path = REPO_ROOT, check: bool = False) -
         hint = f"; did you mean: {', '.join(near)}" if near else ""
         raise RecordError(f"no record '{key}' in results/{dataset}/numbers.json{hint}")
     out = chain(key, numbers[key])
+    out["software"] = software_summary(dataset, root)
     if check:
         out["check"] = check_inputs(out["inputs"], root)
     return out
+
+
+def software_summary(dataset: str, root: Path = REPO_ROOT) -> dict[str, Any]:
+    """The software that built the dataset's numbers (``results/<dataset>/environment.json``):
+    the platform, TeX, the packages outside the hashed lock, and the file holding every version."""
+    path = root / "results" / dataset / "environment.json"
+    if not path.is_file():
+        return {"file": None, "note": f"results/{dataset}/environment.json was not written"}
+    sw = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        "file": f"results/{dataset}/environment.json",
+        "sha256": sha256_file(path),
+        **{k: sw.get(k) for k in ("python", "os", "machine", "tex", "latexmk")},
+        "outside_lock": sw.get("outside_lock", {}),
+        "n_packages": len(sw.get("packages", {})),
+    }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ disappeared, and 2 when the rebuild itself failed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -28,6 +29,7 @@ from typing import Any
 
 from analysis import REPO_ROOT
 from analysis.provenance import load_numbers
+from analysis.software import installed_software, software_differences
 
 #: outputs of a run: never copied into the fresh tree
 GENERATED = ("results/", "logs/", ".snakemake/", "paper/build/", "paper/generated/")
@@ -191,6 +193,19 @@ def verify(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def software_warnings(dataset: str, root: Path = REPO_ROOT) -> list[str]:
+    """How the verifying environment differs from the one that built the numbers (a differing
+    number may then come from the software, not the data or code)."""
+    path = root / "results" / dataset / "environment.json"
+    if not path.is_file():
+        return [f"results/{dataset}/environment.json is missing: the building software is unknown"]
+    built = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        f"this environment differs from the one that built the numbers: {d}"
+        for d in software_differences(built, installed_software())
+    ]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="dataset config name (default: data.name of config)")
     parser.add_argument("--cores", type=int, default=2, help="cores for the rebuild")
@@ -208,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     dataset = args.dataset or default_dataset(root)
+    for line in software_warnings(dataset, root):
+        print(f"recenter verify: warning: {line}", file=sys.stderr)
     try:
         diff = verify(dataset, root, args.cores, args.keep, args.numbers_only)
     except (VerifyError, ValueError) as err:

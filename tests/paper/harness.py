@@ -28,7 +28,6 @@ FIGURES = f"figures/{{DATASET}}"
 LOGS = f"logs/{{DATASET}}"
 PAPER_GENERATED = f"paper/generated/{{DATASET}}"
 PAPER_BUILD = f"paper/build/{{DATASET}}"
-CONDA_ENV = {conda_env!r}
 RECORD_FILES = {records!r}
 FIGURE_FILES = {figures!r}
 
@@ -98,7 +97,6 @@ def make_paper_workdir(
             records=records,
             figures=[str(figure.relative_to(dest))],
             paper_smk=str(REPO_ROOT / "workflow" / "rules" / "paper.smk"),
-            conda_env=str(REPO_ROOT / "environment.yml"),
         ),
         encoding="utf-8",
     )

@@ -7,6 +7,7 @@ from pathlib import Path as _Path
 
 from analysis.llm.store import iter_store as _iter_store
 from analysis.paper.tables import TABLE_NAMES as _TABLE_NAMES
+from analysis.software import package_fingerprint as _package_fingerprint
 
 #: the hand-written paper sources (the generated ones are listed per rule below)
 PAPER_TEX = [
@@ -132,6 +133,22 @@ rule claims:
         "../scripts/claims.py"
 
 
+rule software_environment:
+    """The software that built this run's numbers: every package's version, TeX Live, latexmk, the OS."""
+    output:
+        f"{RESULTS}/environment.json",
+    log:
+        f"{LOGS}/software_environment.log",
+    benchmark:
+        f"{LOGS}/benchmarks/software_environment.tsv"
+    resources:
+        mem_mb=200,
+    params:
+        packages=_package_fingerprint(),
+    script:
+        "../scripts/software_environment.py"
+
+
 rule provenance_appendix:
     """'Where every number comes from': one row per number the paper prints and per figure."""
     input:
@@ -140,6 +157,7 @@ rule provenance_appendix:
         tables=PAPER_TABLES,
         claims=f"{PAPER_GENERATED}/claims.tex",
         figures=FIGURE_FILES,
+        software=f"{RESULTS}/environment.json",
     output:
         tex=f"{PAPER_GENERATED}/provenance.tex",
         figures=f"{PAPER_GENERATED}/figures.tex",
