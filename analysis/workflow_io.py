@@ -2,7 +2,10 @@
 
 Only this module (and ``workflow/scripts/``) sees the ``snakemake`` object; everything it calls
 takes plain paths, tables and dicts. A rule script is then: open the log, read inputs, call one
-library function, write outputs. Anything longer belongs in the package, where it is tested.
+library function, write outputs. The stage and figure modules are imported inside the functions
+that run them, so a job loads only what its rule runs (importing every figure module, and with
+them scipy and matplotlib, costs each job about a second). Anything longer than read, call,
+write belongs in the package, where it is tested.
 """
 
 from __future__ import annotations
@@ -12,18 +15,15 @@ import logging
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from analysis.figures.estimates import Records
-from analysis.figures.registry import STUDY_FIGURES
-from analysis.figures.style import StudyFigure, save_figure
 from analysis.provenance import merge_record_files
-from analysis.stages.prompts import PromptSet
-from analysis.stages.rule_support import nested
-from analysis.stages.shards import Shard, write_shard_table
-from analysis.stages.steps import CALL_STEPS
+
+if TYPE_CHECKING:
+    from analysis.figures.estimates import Records
+    from analysis.figures.style import StudyFigure
 
 
 @contextlib.contextmanager
@@ -73,7 +73,11 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     config, not from params, so changing them reruns nothing. Inputs are read by the step's
     input names, in its order.
     """
+    from analysis.stages.prompts import PromptSet
     from analysis.stages.requests import caller_from_config
+    from analysis.stages.rule_support import nested
+    from analysis.stages.shards import Shard, write_shard_table
+    from analysis.stages.steps import CALL_STEPS
     from analysis.workflow_config import runtime_llm_keys
 
     step = CALL_STEPS[smk.rule]
@@ -107,6 +111,8 @@ def run_model_step(smk: Any) -> pd.DataFrame:
 
 def draw_rule_figure(smk: Any) -> dict[str, Any]:
     """Draw the rule's figure (``params.figure``, an entry of the figure registry) and save it."""
+    from analysis.figures.registry import STUDY_FIGURES
+
     spec = STUDY_FIGURES[smk.params.figure]
     tables = [pd.read_parquet(smk.input[name]) for name in spec.tables]
     return save_rule_figure(spec.draw(*tables, read_records(smk.input.records)), smk)
@@ -118,6 +124,8 @@ def save_rule_figure(fig: StudyFigure, smk: Any) -> dict[str, Any]:
     The sidecar names the rule, every input file with its sha256, the config subtree the rule
     was given and, when that subtree holds ``data.name``, the dataset.
     """
+    from analysis.figures.style import save_figure
+
     cfg = dict(getattr(smk.params, "cfg", None) or {})
     provenance: dict[str, Any] = {"rule": smk.rule, "inputs": list(smk.input), "config": cfg}
     if "data.name" in cfg:
