@@ -59,6 +59,7 @@ lock:
 
 bench: install
 	$(PYTHON) benchmarks/run.py
+	$(PYTHON) benchmarks/rule_table.py
 
 lint:
 	ruff check . && ruff format --check . && snakefmt --check Snakefile workflow/rules
