@@ -159,7 +159,8 @@ def test_a_dataset_without_stage3_ratings_builds_and_says_so(tmp_path: Path) -> 
     assert "It is simulated." not in text
 
 
-def test_a_claim_the_data_do_not_support_stops_the_build(tmp_path: Path) -> None:
+def test_a_claim_the_data_do_not_support_stops_a_strict_build(tmp_path: Path) -> None:
+    """paper.claims_mode=strict stops on an unsupported claim; the default (report) prints it."""
     work = make_paper_workdir(tmp_path / "w", "full")
     claims = work / "paper" / "claims.yaml"
     claims.write_text(
@@ -167,14 +168,18 @@ def test_a_claim_the_data_do_not_support_stops_the_build(tmp_path: Path) -> None
             '      op: ">"\n      value: 0.4', '      op: ">"\n      value: 0.9'
         )
     )
-    proc = snakemake(work, "paper/generated/test/claims.tex", check=False)
+    proc = snakemake(
+        work,
+        "paper/generated/test/claims.tex",
+        "--config",
+        "overrides=paper.claims_mode=strict",
+        check=False,
+    )
     assert proc.returncode != 0
     log = (work / "logs" / "test" / "claims.log").read_text()
     assert "personalization_often_no_better" in log
     assert "stage3.no_better_share" in log and "0.546" in log and "> 0.9" in log
-    snakemake(
-        work, "paper/generated/test/claims.tex", "--config", "overrides=paper.claims_mode=report"
-    )
+    snakemake(work, "paper/generated/test/claims.tex")
     tex = (work / "paper" / "generated" / "test" / "claims.tex").read_text()
     assert r"\textbf{not supported}" in tex
 
