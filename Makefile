@@ -24,6 +24,7 @@ paper: install
 	snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
 
 test: install-test
+	$(MAKE) lint
 	$(PYTHON) -m pytest
 
 install-tex:

@@ -10,7 +10,12 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from analysis.workflow_config import code_hash, compose_config, overrides_from_snakemake, subtree
+from analysis.workflow_config import (
+    code_hash,
+    compose_config,
+    overrides_from_snakemake,
+    subtree,
+)
 
 min_version("9.27")
 
@@ -21,7 +26,9 @@ report: "workflow/report/workflow.rst"
 # The repository (this file's folder), also when a test's Snakefile includes this one.
 WORKFLOW_DIR = Path(str(workflow.current_basedir))
 # --config / --configfile carry Hydra overrides only (key `overrides`); any other key is an error
-CFG = compose_config(overrides_from_snakemake(config), config_dir=WORKFLOW_DIR / "config")
+CFG = compose_config(
+    overrides_from_snakemake(config), config_dir=WORKFLOW_DIR / "config"
+)
 DATASET = CFG["data"]["name"]
 RESULTS = f"results/{DATASET}"
 FIGURES = f"figures/{DATASET}"
@@ -37,6 +44,14 @@ API_KEY_VARIABLES = (
 # Each rule file appends its record files and figures; rule `numbers` and the paper read them.
 RECORD_FILES = []
 FIGURE_FILES = []
+
+
+# The first rule is the default target: the paper, compiled.
+rule all:
+    """The paper, compiled: every number, table and figure in it regenerated."""
+    input:
+        f"{PAPER_BUILD}/paper.pdf",
+        f"{RESULTS}/config.yaml",
 
 
 include: "workflow/rules/common.smk"
@@ -75,26 +90,17 @@ if API_KEY_VARIABLES:
         *API_KEY_VARIABLES,
 
 
-rule all:
-    default_target: True
-    """The paper, compiled: every number, table and figure in it regenerated."""
-    input:
-        f"{PAPER_BUILD}/paper.pdf",
-        f"{RESULTS}/config.yaml",
-
-
-
 rule resolved_config:
     """The resolved Hydra config of this run (runtime-only llm keys left out), next to the results."""
     output:
         f"{RESULTS}/config.yaml",
-    params:
-        cfg=subtree(CFG, *sorted(CFG)),
     log:
         f"{LOGS}/resolved_config.log",
     benchmark:
         f"{LOGS}/benchmarks/resolved_config.tsv"
     resources:
         mem_mb=200,
+    params:
+        cfg=subtree(CFG, *sorted(CFG)),
     script:
         "workflow/scripts/resolved_config.py"
