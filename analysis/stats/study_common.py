@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
+from analysis.data.vocabulary import FINAL, PILOT
 from analysis.provenance import Record
 from analysis.stats.agreement import kappa_from_tables
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_counts
@@ -176,7 +177,7 @@ def study_round(rounds: Sequence[str], table: str) -> str | None:
     Rounds are never pooled.
     """
     present = sorted(set(map(str, rounds)))
-    for candidate in ("final", "pilot"):
+    for candidate in (FINAL, PILOT):
         if candidate in present:
             return candidate
     if not present:
