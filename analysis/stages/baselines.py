@@ -16,7 +16,6 @@ baseline is the cosine between the MiniLM vectors of prompt and attribute.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,8 @@ import pandas as pd
 from rank_bm25 import BM25Okapi
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from analysis.data.text_tokens import word_tokens
+from analysis.data.vocabulary import HUMAN_MAJORITY
 from analysis.provenance import Record
 from analysis.stages.selection import derive_seed, split_groups
 
@@ -35,7 +36,6 @@ RAW_NAMES = {BM25: "rank-bm25 BM25Okapi", EMBEDDING: "all-MiniLM-L6-v2 cosine"}
 #: the study's published F1 of each baseline on its final stage-2 data (for comparison only)
 PUBLISHED_F1 = {BM25: 0.243, EMBEDDING: 0.384}
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"user", "users", "s"}
 
 BASELINE_VOTE_COLUMNS = (
@@ -55,8 +55,8 @@ BASELINE_VOTE_COLUMNS = (
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased alphanumeric tokens without stop words."""
-    return [t for t in _TOKEN.findall(str(text).lower()) if t not in STOP_WORDS]
+    """Lower-cased alphanumeric tokens without stop words (BM25's documents and queries)."""
+    return word_tokens(text, drop=STOP_WORDS)
 
 
 def gold_items(
@@ -67,7 +67,7 @@ def gold_items(
     Items whose prompt or attribute has no text are left out; their count is returned in
     ``attrs['n_without_text']`` so a record can state it.
     """
-    gold = votes[votes["rater_kind"] == "human_majority"][
+    gold = votes[votes["rater_kind"] == HUMAN_MAJORITY][
         ["item_id", "user_id", "prompt_id", "attribute_id", "round", "vote"]
     ].rename(columns={"vote": "gold"})
     texts = attributes.drop_duplicates(["attribute_id", "user_id"])[
