@@ -32,7 +32,12 @@ import numpy as np
 import pandas as pd
 
 from analysis.config_schema import StatsConfig
-from analysis.learn.evaluation import (
+from analysis.learn.relevance_classifier import RelevanceResult
+from analysis.learn.reward_model import RewardResult
+from analysis.learn.settings import derive_seed
+from analysis.learn.verifier import VerifierResult
+from analysis.provenance import Record
+from analysis.stats.weighted_bootstrap import (
     Estimate,
     Statistic,
     bootstrap,
@@ -43,11 +48,6 @@ from analysis.learn.evaluation import (
     weighted_ratio,
     weighted_spearman,
 )
-from analysis.learn.relevance_classifier import RelevanceResult
-from analysis.learn.reward_model import RewardResult
-from analysis.learn.settings import derive_seed
-from analysis.learn.verifier import VerifierResult
-from analysis.provenance import Record
 
 UNIT_WORDS = {"user": "users", "prompt": "prompts", "item": "items"}
 
