@@ -63,7 +63,9 @@ rule baseline_votes:
         records=f"{RESULTS}/records/baseline_votes.json",
     params:
         cfg=subtree(CFG, "stages.stage2.baselines", "stats", "run.seed"),
-        code=code_hash("analysis.stages", "analysis.stats.bootstrap"),
+        code=code_hash(
+            "analysis.stages", "analysis.stats.bootstrap", "analysis.stats.baseline_scores"
+        ),
     log:
         f"{LOGS}/baseline_votes.log",
     resources:
