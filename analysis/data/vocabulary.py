@@ -65,3 +65,14 @@ TRAIN: Final = "train"
 VAL: Final = "val"
 TEST: Final = "test"
 SPLITS: Final = (TRAIN, VAL, TEST)
+
+# --- parsing of model answers (``parse_status`` of every model-call table)
+OK: Final = "ok"
+REPAIRED: Final = "repaired"
+FAILED: Final = "failed"
+PARSE_STATUSES: Final = (OK, REPAIRED, FAILED)
+#: statuses whose value is used; a failed parse is counted, never guessed
+PARSED: Final = (OK, REPAIRED)
+
+# --- the slot a stage-3 rating is about (a key of columns, shared by stages and stats)
+RATING_SLOT: Final = ("user_id", "prompt_id", "generator", "attribute_id")

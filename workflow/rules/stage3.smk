@@ -167,7 +167,9 @@ rule control_ratings:
     params:
         cfg=subtree(CFG, "stats", "stages.caveats", "run.seed"),
         models=JUDGES,
-        code=code_hash("analysis.stages", "analysis.stats.bootstrap"),
+        code=code_hash(
+            "analysis.stages", "analysis.stats.bootstrap", "analysis.stats.control_effects"
+        ),
     log:
         f"{LOGS}/control_ratings.log",
     resources:
