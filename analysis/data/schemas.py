@@ -19,30 +19,23 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
 from analysis.data.errors import TableValidationError
-
-# Allowed values (the study's vocabulary).
-SOURCE_KINDS = ("real", "synthetic")
-ROLES = ("user", "assistant")
-ATTRIBUTE_SETS = ("stage1", "stage2", "stage2_pilot")
-STAGE1_ROUNDS = ("pilot", "final")
-STAGE1_LABELS = ("accepted", "uncertain", "rejected")
-JUDGE_KINDS = ("human", "model")
-VOTE_KINDS = ("human", "model", "human_majority")
-STAGE2_ROUNDS = ("pilot", "pilot_graded", "pilot2", "final")
-GRADED_LABELS = (
-    "necessary_explicit",
-    "necessary_implicit",
-    "optional",
-    "unnecessary",
-    "forbidden",
+from analysis.data.vocabulary import (
+    ATTRIBUTE_SETS,
+    CONDITIONS,
+    GRADED_LABELS,
+    JUDGE_KINDS,
+    REAL,
+    REAL_SOURCES,
+    ROLES,
+    SOURCE_KINDS,
+    SOURCE_PATTERN,
+    SPLITS,
+    STAGE1_LABELS,
+    STAGE1_ROUNDS,
+    STAGE2_ROUNDS,
+    STAGE3_ROUNDS,
+    VOTE_KINDS,
 )
-CONDITIONS = ("generic", "personalized", "full_profile")
-STAGE3_ROUNDS = ("final",)
-SPLITS = ("train", "val", "test")
-#: a user's source: real WildChat, a synthetic benchmark, or a simulated (``sim-``) equivalent
-SOURCE_PATTERN = r"^(wildchat|synthetic:[a-z0-9_.-]+|sim-[a-z0-9_.-]+)$"
-#: sources whose users count as real people (the bundled world's stand-in for WildChat too)
-REAL_SOURCES = ("wildchat", "sim-wildchat")
 
 
 @dataclass(frozen=True)
@@ -189,7 +182,7 @@ ROW_RULES: tuple[tuple[str, tuple[str, ...], Any, str], ...] = (
     (
         "users",
         ("source", "source_kind"),
-        lambda df: (df["source_kind"] == "real") == df["source"].isin(REAL_SOURCES),
+        lambda df: (df["source_kind"] == REAL) == df["source"].isin(REAL_SOURCES),
         "source_kind must be 'real' exactly for the sources " + " / ".join(REAL_SOURCES),
     ),
     (

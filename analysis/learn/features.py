@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.data.text_tokens import word_tokens
+
 #: Words that soften a claim; a hedged attribute is a guess the extractor itself doubted.
 HEDGE_WORDS: frozenset[str] = frozenset(
     {
@@ -104,23 +106,19 @@ STOPWORDS: frozenset[str] = frozenset(
     ).split()
 )
 
-_TOKEN = re.compile(r"[a-z0-9']+")
-
 
 class FeatureError(ValueError):
     """An input table lacks a row or column the features need; the message names it."""
 
 
 def tokens(text: str | None) -> list[str]:
-    """Lower-case word tokens; ``None`` (a missing reason) has none."""
-    if text is None or (isinstance(text, float) and np.isnan(text)):
-        return []
-    return _TOKEN.findall(str(text).lower())
+    """Lower-case word tokens (apostrophes kept); ``None`` (a missing reason) has none."""
+    return word_tokens(text, keep_apostrophes=True)
 
 
 def content_words(text: str | None) -> set[str]:
     """Tokens that carry meaning: no stopwords, no one-letter tokens."""
-    return {t for t in tokens(text) if t not in STOPWORDS and len(t) > 1}
+    return set(word_tokens(text, keep_apostrophes=True, drop=STOPWORDS, min_length=2))
 
 
 def count_in(words: Iterable[str], vocabulary: frozenset[str]) -> int:

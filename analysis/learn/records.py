@@ -31,7 +31,13 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from analysis.learn.evaluation import (
+from analysis.learn.relevance_classifier import RelevanceResult
+from analysis.learn.reward_model import RewardResult
+from analysis.learn.verifier import VerifierResult
+from analysis.provenance import Record
+from analysis.seeds import SeedScheme, derive_seed
+from analysis.settings import StatsConfig
+from analysis.stats.weighted_bootstrap import (
     Estimate,
     Statistic,
     bootstrap,
@@ -42,12 +48,6 @@ from analysis.learn.evaluation import (
     weighted_ratio,
     weighted_spearman,
 )
-from analysis.learn.relevance_classifier import RelevanceResult
-from analysis.learn.reward_model import RewardResult
-from analysis.learn.verifier import VerifierResult
-from analysis.provenance import Record
-from analysis.seeds import SeedScheme, derive_seed
-from analysis.settings import StatsConfig
 
 UNIT_WORDS = {"user": "users", "prompt": "prompts", "item": "items"}
 

@@ -16,7 +16,6 @@ baseline is the cosine between the MiniLM vectors of prompt and attribute.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +25,12 @@ import pandas as pd
 from rank_bm25 import BM25Okapi
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from analysis.data.text_tokens import word_tokens
+from analysis.data.vocabulary import HUMAN_MAJORITY
 from analysis.provenance import Record
 from analysis.seeds import SeedScheme, derive_seed
 from analysis.stages.selection import split_groups
+from analysis.stats.baseline_scores import BaselineSplit, baseline_score_records
 
 BM25 = "bm25"
 EMBEDDING = "minilm-embedding"
@@ -36,7 +38,6 @@ RAW_NAMES = {BM25: "rank-bm25 BM25Okapi", EMBEDDING: "all-MiniLM-L6-v2 cosine"}
 #: the study's published F1 of each baseline on its final stage-2 data (for comparison only)
 PUBLISHED_F1 = {BM25: 0.243, EMBEDDING: 0.384}
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"user", "users", "s"}
 
 BASELINE_VOTE_COLUMNS = (
@@ -56,8 +57,8 @@ BASELINE_VOTE_COLUMNS = (
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased alphanumeric tokens without stop words."""
-    return [t for t in _TOKEN.findall(str(text).lower()) if t not in STOP_WORDS]
+    """Lower-cased alphanumeric tokens without stop words (BM25's documents and queries)."""
+    return word_tokens(text, drop=STOP_WORDS)
 
 
 def gold_items(
@@ -68,7 +69,7 @@ def gold_items(
     Items whose prompt or attribute has no text are left out; their count is returned in
     ``attrs['n_without_text']`` so a record can state it.
     """
-    gold = votes[votes["rater_kind"] == "human_majority"][
+    gold = votes[votes["rater_kind"] == HUMAN_MAJORITY][
         ["item_id", "user_id", "prompt_id", "attribute_id", "round", "vote"]
     ].rename(columns={"vote": "gold"})
     texts = attributes.drop_duplicates(["attribute_id", "user_id"])[
@@ -124,18 +125,6 @@ def embedding_scores(
     return np.einsum("ij,ij->i", p, a)
 
 
-def precision_recall_f1(pred: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
-    """P, R, F1 of boolean predictions (NaN where undefined)."""
-    pred, gold = np.asarray(pred, bool), np.asarray(gold, bool)
-    tp = float(np.sum(pred & gold))
-    fp = float(np.sum(pred & ~gold))
-    fn = float(np.sum(~pred & gold))
-    p = tp / (tp + fp) if tp + fp else float("nan")
-    r = tp / (tp + fn) if tp + fn else float("nan")
-    f = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float("nan")
-    return p, r, f
-
-
 def choose_threshold(scores: np.ndarray, gold: np.ndarray) -> float:
     """The cut maximizing F1 of ``score >= t`` on these (development) items.
 
@@ -182,9 +171,7 @@ def evaluate_baseline(
     ci_level: float,
     ci_method: str,
 ) -> list[BaselineEvaluation]:
-    """Threshold on each round's dev prompts, P/R/F1 (+ prompt-cluster bootstrap CI) on eval."""
-    from analysis.stats.bootstrap import bootstrap_precision_recall_f1
-
+    """Threshold on each round's dev prompts; votes on every item, scores from ``stats``."""
     out: list[BaselineEvaluation] = []
     for rnd, rows in items.groupby("round", sort=True):
         pos = items.index.get_indexer(rows.index)
@@ -199,55 +186,23 @@ def evaluate_baseline(
             continue
         t = choose_threshold(sc[is_dev], gold[is_dev])
         pred = sc >= t
-        ev_pred, ev_gold = pred[~is_dev], gold[~is_dev]
-        ev_prompts = rows["prompt_id"].to_numpy()[~is_dev]
         boot_seed = derive_seed(seed, f"stage2.{rnd}.baselines.bootstrap", scheme=SeedScheme.stages)
-        boot = bootstrap_precision_recall_f1(
-            ev_pred,
-            ev_gold,
-            clusters=ev_prompts,
-            cluster_name="prompt",
-            n_boot=n_boot,
-            seed=boot_seed,
+        split = BaselineSplit(
+            baseline=baseline,
+            method_name=RAW_NAMES[baseline],
+            published_f1=PUBLISHED_F1[baseline],
+            round=str(rnd),
+            threshold=t,
+            pred=pred,
+            gold=gold,
+            is_dev=is_dev,
+            prompt_ids=rows["prompt_id"].to_numpy(),
+            n_dev_prompts=int(len(dev_p)),
+            n_items_without_text=int(items.attrs.get("n_without_text", 0)),
         )
-        point = dict(
-            zip(("precision", "recall", "f1"), precision_recall_f1(ev_pred, ev_gold), strict=True)
+        records = baseline_score_records(
+            split, n_boot=n_boot, ci_level=ci_level, ci_method=ci_method, seed=boot_seed
         )
-        records = []
-        for stat in ("f1", "precision", "recall"):
-            if not np.isfinite(point[stat]):
-                continue
-            ci = boot[stat].ci(ci_level, ci_method)
-            extra: dict[str, Any] = {
-                "threshold": t,
-                "n_dev_prompts": int(len(dev_p)),
-                "n_eval_prompts": int(len(set(ev_prompts))),
-                "n_dev_items": int(is_dev.sum()),
-                "n_eval_items": int((~is_dev).sum()),
-                "n_items_without_text": int(items.attrs.get("n_without_text", 0)),
-                "eval_majority_yes_rate": float(ev_gold.mean()),
-                "eval_predicted_yes_rate": float(ev_pred.mean()),
-            }
-            if stat == "f1":
-                extra["study_published_f1_final"] = PUBLISHED_F1[baseline]
-            records.append(
-                Record(
-                    key=f"stage2.{rnd}.{stat}_vs_majority.{baseline}",
-                    value=float(point[stat]),
-                    fmt=".3f",
-                    method=(
-                        f"{RAW_NAMES[baseline]} score thresholded at the F1-maximizing cut on "
-                        f"{len(dev_p)} development prompts; {stat} against the human majority "
-                        f"on the other {len(set(ev_prompts))} prompts; {ci.describe()}"
-                    ),
-                    code="analysis.stages.baselines:evaluate_baseline",
-                    ci_low=ci.low if np.isfinite(ci.low) else None,
-                    ci_high=ci.high if np.isfinite(ci.high) else None,
-                    n=int((~is_dev).sum()),
-                    seed=boot_seed,
-                    extra=extra,
-                )
-            )
         votes = pd.DataFrame(
             {
                 "item_id": rows["item_id"].astype(str).to_numpy(),

@@ -17,12 +17,13 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.data.vocabulary import RATING_SLOT
 from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, truncate
 from analysis.stages.selection import coin, hash_rank
 
 ROUND = "final"
-ITEM_KEY = ("user_id", "prompt_id", "generator", "attribute_id")
+ITEM_KEY = RATING_SLOT
 
 JUDGE_COLUMNS = (
     "user_id",

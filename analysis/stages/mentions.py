@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.data.vocabulary import GENERIC, PERSONALIZED
 from analysis.provenance import Record
 from analysis.stages.baselines import tokenize
 from analysis.stages.mention_sample import CALIBRATION, CHECK, MentionCase
@@ -159,7 +160,7 @@ def mention_slots(
     Slots are the human-majority relevant attributes of the response's (user, prompt) plus
     any attribute rated for that (user, prompt, generator).
     """
-    gen = responses[responses["condition"].isin(["generic", "personalized"])]
+    gen = responses[responses["condition"].isin([GENERIC, PERSONALIZED])]
     by_pair = gen.merge(relevant, on=["user_id", "prompt_id"], how="inner")
     rated = ratings[["user_id", "prompt_id", "generator", "attribute_id"]].drop_duplicates()
     by_rating = gen.merge(rated, on=["user_id", "prompt_id", "generator"], how="inner")

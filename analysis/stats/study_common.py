@@ -29,10 +29,12 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
+from analysis.data.vocabulary import FINAL, PILOT
 from analysis.provenance import Record
 from analysis.settings import CiMethod, Cluster, StatsConfig, from_params
 from analysis.stats.agreement import kappa_from_tables
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_counts
+from analysis.stats.weighted_bootstrap import weighted_spearman
 
 CI_METHODS = tuple(m.value for m in CiMethod)
 CLUSTERS = tuple(m.value for m in Cluster)
@@ -178,7 +180,7 @@ def study_round(rounds: Sequence[str], table: str) -> str | None:
     Rounds are never pooled.
     """
     present = sorted(set(map(str, rounds)))
-    for candidate in ("final", "pilot"):
+    for candidate in (FINAL, PILOT):
         if candidate in present:
             return candidate
     if not present:
@@ -350,43 +352,6 @@ def point_getter(tb: TotalsBootstrap) -> Callable[[str], np.ndarray]:
 # --------------------------------------------------------------------------------------
 
 
-def _weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(b, n) mid-ranks of ``values`` in samples that repeat unit i ``weights[:, i]`` times.
-
-    A value shared by total weight ``w`` after weight ``L`` of smaller values occupies ranks
-    ``L+1 .. L+w``; its mid-rank is ``L + (w + 1) / 2``, exactly the rank scipy gives the
-    expanded sample.
-    """
-    uniq, inv = np.unique(values, return_inverse=True)
-    onehot = np.zeros((values.size, uniq.size))
-    onehot[np.arange(values.size), inv] = 1.0
-    group_w = weights @ onehot  # (b, G)
-    below = np.cumsum(group_w, axis=1) - group_w
-    return (below + (group_w + 1.0) / 2.0)[:, inv]
-
-
-def weighted_spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each frequency-weighted sample: ``weights`` is ``(b, n)``, out ``(b,)``.
-
-    Equal to ``scipy.stats.spearmanr`` on the sample that repeats each pair by its weight
-    (ties get mid-ranks); NaN where a variable is constant or fewer than two units remain.
-    """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    rx, ry = _weighted_midranks(x, w), _weighted_midranks(y, w)
-    sw = w.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mx = (w * rx).sum(axis=1) / sw
-        my = (w * ry).sum(axis=1) / sw
-        dx, dy = rx - mx[:, None], ry - my[:, None]
-        cov = (w * dx * dy).sum(axis=1)
-        vx = (w * dx * dx).sum(axis=1)
-        vy = (w * dy * dy).sum(axis=1)
-        rho = cov / np.sqrt(vx * vy)
-    ok = (sw >= 2) & (vx > 1e-12 * np.maximum(sw, 1) ** 3) & (vy > 1e-12 * np.maximum(sw, 1) ** 3)
-    return np.where(ok, np.clip(rho, -1.0, 1.0), np.nan)
-
-
 @dataclass(frozen=True)
 class ClusterResamples:
     """The resample counts of a set of clusters, as the bootstrap library draws them."""
@@ -441,11 +406,12 @@ class ClusterResamples:
             if bca and self.n_clusters > 1:
                 jack = spearman_from_tables((total[None, :] - tables).reshape(-1, *shape))
         else:
-            reps = weighted_spearman(x, y, self.counts[:, codes].astype(np.float64))
-            est = weighted_spearman(x, y, np.ones((1, codes.size)))[0]
+            rho = weighted_spearman(x, y)
+            reps = rho(self.counts[:, codes].astype(np.float64))
+            est = rho(np.ones((1, codes.size)))[0]
             if bca and self.n_clusters > 1:  # leave each cluster out (absent ones change nothing)
                 jw = (codes[None, :] != np.arange(self.n_clusters)[:, None]).astype(np.float64)
-                jack = weighted_spearman(x, y, jw)
+                jack = rho(jw)
         return BootstrapResult(
             estimate=np.asarray(est),
             replicates=reps,

@@ -31,6 +31,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.data.vocabulary import (
+    ACCEPTED,
+    HUMAN,
+    JUDGE_KINDS,
+    MODEL,
+    REAL,
+    SOURCE_KINDS,
+    STAGE1_LABELS,
+    SYNTHETIC,
+)
 from analysis.provenance import Record
 from analysis.stats.bootstrap import bootstrap_agreement, bootstrap_pairwise_kappa
 from analysis.stats.study_common import (
@@ -60,8 +70,7 @@ from analysis.stats.study_common import (
 MODULE = "analysis.stats.study_stage1"
 JUDGMENT_COLUMNS = ("attribute_id", "user_id", "rater", "rater_kind", "round", "label")
 USER_COLUMNS = ("user_id", "source", "source_kind")
-LABELS = ("accepted", "uncertain", "rejected")
-SOURCE_KINDS = ("real", "synthetic")
+LABELS = STAGE1_LABELS
 
 
 def _judgments(judgments: pd.DataFrame, users: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
@@ -81,7 +90,7 @@ def _judgments(judgments: pd.DataFrame, users: pd.DataFrame) -> tuple[pd.DataFra
             f"table attribute_judgments row {row!r}: field 'label' = {show(df.loc[row, 'label'])} "
             f"is not one of {LABELS}"
         )
-    bad = ~df["rater_kind"].isin(("human", "model"))
+    bad = ~df["rater_kind"].isin(JUDGE_KINDS)
     if bad.any():
         row = df.index[bad.to_numpy()][0]
         raise StudyDataError(
@@ -117,7 +126,7 @@ def acceptance_rates(
 ) -> list[Record]:
     """Acceptance per source, per source kind and overall; the real-vs-synthetic gap."""
     code = f"{MODULE}:acceptance_rates"
-    accepted = (human["label"] == "accepted").to_numpy(dtype=np.float64)
+    accepted = (human["label"] == ACCEPTED).to_numpy(dtype=np.float64)
     groups: dict[str, np.ndarray] = {"overall": np.ones(len(human), dtype=bool)}
     for kind in SOURCE_KINDS:
         groups[kind] = (human["source_kind"] == kind).to_numpy()
@@ -136,8 +145,8 @@ def acceptance_rates(
         res = tb.stat(lambda g, name=name: ratio(g(f"acc|{name}"), g(f"n|{name}")))
         what = {
             "overall": "all users",
-            "real": "real users (source_kind real)",
-            "synthetic": "synthetic-benchmark users (source_kind synthetic)",
+            REAL: "real users (source_kind real)",
+            SYNTHETIC: "synthetic-benchmark users (source_kind synthetic)",
         }.get(name, f"users of source {name}")
         out.append(
             make_record(
@@ -154,13 +163,13 @@ def acceptance_rates(
                 extra={"round": round_name, "accepted": int(accepted[mask].sum())},
             )
         )
-    if groups["real"].any() and groups["synthetic"].any():
+    if groups[REAL].any() and groups[SYNTHETIC].any():
         res = tb.stat(
             lambda g: (
                 ratio(g("acc|synthetic"), g("n|synthetic")) - ratio(g("acc|real"), g("n|real"))
             )
         )
-        n = int(groups["real"].sum() + groups["synthetic"].sum())
+        n = int(groups[REAL].sum() + groups[SYNTHETIC].sum())
         out.append(
             make_record(
                 "stage1.problematic_gap_real_vs_synthetic",
@@ -201,7 +210,7 @@ def human_agreement(
     out: list[Record | None] = []
     boot = bootstrap_pairwise_kappa(
         long,
-        groups=dict.fromkeys(raters, "human"),
+        groups=dict.fromkeys(raters, HUMAN),
         cluster=clus,
         categories=list(LABELS),
         n_boot=settings.n_boot,
@@ -258,12 +267,12 @@ def verifier_agreement(
     df: pd.DataFrame, round_name: str, settings: StatsSettings, clusters_of: pd.Series, unit: str
 ) -> list[Record]:
     """LLM verifiers' accept decisions against the human majority, with the human ceiling."""
-    models = sorted(df.loc[df["rater_kind"] == "model", "rater"].unique())
-    humans = sorted(df.loc[df["rater_kind"] == "human", "rater"].unique())
+    models = sorted(df.loc[df["rater_kind"] == MODEL, "rater"].unique())
+    humans = sorted(df.loc[df["rater_kind"] == HUMAN, "rater"].unique())
     if not models or not humans:
         return []
     wide = (
-        df.assign(acc=(df["label"] == "accepted").astype(np.float64))
+        df.assign(acc=(df["label"] == ACCEPTED).astype(np.float64))
         .pivot(index="attribute_id", columns="rater", values="acc")
         .sort_index()
     )
@@ -352,7 +361,7 @@ def stage1_records(
     df, round_name = prepared
     cluster = cluster_column(settings, {"item": None, "user": "user_id"})
     unit = unit_noun(cluster, "attributes")
-    human = df[df["rater_kind"] == "human"].reset_index(drop=True)
+    human = df[df["rater_kind"] == HUMAN].reset_index(drop=True)
     records: list[Record] = []
     if len(human):
         clusters = cluster_labels(human, cluster) if cluster else human["attribute_id"].to_numpy()

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
+from analysis.data.vocabulary import HUMAN, HUMAN_MAJORITY, MODEL, VOTE_KINDS
 from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa
 from analysis.stats.intervals import wilson_interval
@@ -70,7 +71,7 @@ from analysis.stats.study_common import (
 
 MODULE = "analysis.stats.study_stage2"
 VOTE_COLUMNS = ("item_id", "user_id", "prompt_id", "rater", "rater_kind", "round", "vote")
-RATER_KINDS = ("human", "model", "human_majority")
+RATER_KINDS = VOTE_KINDS
 #: the key prefix of a round's records
 
 
@@ -152,18 +153,18 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
     items = np.asarray(sorted(df["item_id"].unique()), dtype=object)
     item_pos = pd.Index(items)
     kind_of = df.groupby("rater")["rater_kind"].first()
-    humans = tuple(sorted(kind_of.index[(kind_of == "human").to_numpy()]))
-    models = tuple(sorted(kind_of.index[(kind_of == "model").to_numpy()]))
+    humans = tuple(sorted(kind_of.index[(kind_of == HUMAN).to_numpy()]))
+    models = tuple(sorted(kind_of.index[(kind_of == MODEL).to_numpy()]))
     raters = humans + models
     matrix = np.full((len(items), len(raters)), np.nan)
-    indiv = df[df["rater_kind"] != "human_majority"]
+    indiv = df[df["rater_kind"] != HUMAN_MAJORITY]
     if len(indiv):
         matrix[
             item_pos.get_indexer(indiv["item_id"]),
             pd.Index(raters).get_indexer(indiv["rater"]),
         ] = indiv["vote"].to_numpy(dtype=np.float64)
 
-    published = df[df["rater_kind"] == "human_majority"]
+    published = df[df["rater_kind"] == HUMAN_MAJORITY]
     majority = np.full(len(items), np.nan)
     if len(published):
         require_unique(published, "relevance_votes (human_majority rows)", ("item_id",))
@@ -527,7 +528,7 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
     empty = pd.DataFrame(columns=_MATRIX_COLUMNS)
     if len(raters) < 2 or rv.long.empty:
         return [], empty
-    kinds = {r: "human" for r in rv.humans} | {r: "model" for r in rv.models}
+    kinds = {r: HUMAN for r in rv.humans} | {r: MODEL for r in rv.models}
     # a model with a caveat is in the matrix (the figure) but not in the group means
     groups = {r: (k if settings.in_aggregates(r) else "excluded") for r, k in kinds.items()}
     left_out = [r for r in rv.models if not settings.in_aggregates(r)]

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.data.vocabulary import HUMAN, JUDGE_KINDS, MODEL, PERSONALIZED
 from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult
 from analysis.stats.intervals import correlation_with_ci
@@ -115,7 +116,7 @@ def _ratings(ratings: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
             "is not an integer from 1 to 5"
         )
     df["rating"] = rating.astype(np.float64)
-    bad = ~df["rater_kind"].isin(("human", "model"))
+    bad = ~df["rater_kind"].isin(JUDGE_KINDS)
     if bad.any():
         row = df.index[bad.to_numpy()][0]
         raise StudyDataError(
@@ -163,7 +164,7 @@ def mention_units(
             "map them to (user_id, prompt_id, generator)"
         )
     if "condition" in df.columns:
-        df = df[df["condition"].astype(str) == "personalized"]
+        df = df[df["condition"].astype(str) == PERSONALIZED]
     df = df.loc[:, [*SLOT, MENTION_FLAG]].copy()
     for col in SLOT:
         df[col] = df[col].astype(str)
@@ -232,8 +233,8 @@ def no_better_share(
 
 def _slots(df: pd.DataFrame, mentions: pd.DataFrame | None) -> tuple[pd.DataFrame, list[str]]:
     """One row per rating slot: human mean and count, each judge's rating, mention flag."""
-    human = df[df["rater_kind"] == "human"]
-    judges = sorted(df.loc[df["rater_kind"] == "model", "rater"].unique())
+    human = df[df["rater_kind"] == HUMAN]
+    judges = sorted(df.loc[df["rater_kind"] == MODEL, "rater"].unique())
     slots = df.loc[:, list(SLOT)].drop_duplicates().sort_values(list(SLOT)).reset_index(drop=True)
     hs = human.groupby(list(SLOT))["rating"].agg(["mean", "size"])
     slots = slots.merge(
@@ -242,7 +243,7 @@ def _slots(df: pd.DataFrame, mentions: pd.DataFrame | None) -> tuple[pd.DataFram
         how="left",
     )
     if judges:
-        jw = df[df["rater_kind"] == "model"].pivot_table(
+        jw = df[df["rater_kind"] == MODEL].pivot_table(
             index=list(SLOT), columns="rater", values="rating", aggfunc="first"
         )
         slots = slots.merge(jw.add_prefix("judge|").reset_index(), on=list(SLOT), how="left")
@@ -574,7 +575,7 @@ def rank_agreement(
                 extra=settings.with_caveat(j, {"round": round_name}),
             )
         )
-    human = df[df["rater_kind"] == "human"]
+    human = df[df["rater_kind"] == HUMAN]
     people = sorted(human["rater"].unique())
     if len(people) >= 2:
         wide = (
@@ -644,7 +645,7 @@ def stage3_records(
     if prepared is None:
         return collect(records)
     df, round_name = prepared
-    human = df[df["rater_kind"] == "human"]
+    human = df[df["rater_kind"] == HUMAN]
     records += no_better_share(human, round_name, settings, cluster)
     slots, judges = _slots(df, flags)
     tb = slot_totals(slots, judges, settings, cluster)

@@ -14,10 +14,10 @@ from analysis.stages.baselines import (
     choose_threshold,
     evaluate_baseline,
     gold_items,
-    precision_recall_f1,
     tokenize,
 )
 from analysis.stages.selection import split_groups
+from analysis.stats.baseline_scores import precision_recall_f1
 
 
 def test_choose_threshold_maximizes_f1() -> None:

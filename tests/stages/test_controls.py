@@ -8,10 +8,11 @@ from typing import Any
 import pandas as pd
 
 from analysis.stages import steps
-from analysis.stages.controls import combine_controls, mismatched_attributes, position_consistency
+from analysis.stages.controls import combine_controls, mismatched_attributes
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.judging import judge_items
 from analysis.stages.prompts import PromptSet
+from analysis.stats.control_effects import position_consistency
 from tests.stages.conftest import ScriptedCaller
 
 TABLES = ("responses", "relevance_votes", "preference_ratings", "prompts", "attributes")

@@ -10,9 +10,9 @@ from scipy import stats
 from analysis.stats.study_common import (
     StudyDataError,
     spearman_from_tables,
-    weighted_spearman,
 )
 from analysis.stats.study_stage3 import mention_habit_vs_bias, stage3_records
+from analysis.stats.weighted_bootstrap import weighted_spearman
 from tests.settings_defaults import stats_settings
 
 CFG = {
@@ -211,14 +211,14 @@ def test_vectorized_spearman_equals_scipy_on_resamples() -> None:
     y = np.round(x / 2 + rng.integers(0, 3, 60), 1)
     w = rng.integers(0, 3, (4, 60))
     expected = [stats.spearmanr(np.repeat(x, row), np.repeat(y, row)).statistic for row in w]
-    assert weighted_spearman(x, y, w) == pytest.approx(expected)
+    assert weighted_spearman(x, y)(w) == pytest.approx(expected)
     ux, ix = np.unique(x, return_inverse=True)
     uy, iy = np.unique(y, return_inverse=True)
     tables = np.zeros((4, ux.size, uy.size))
     for b in range(4):
         np.add.at(tables[b], (ix, iy), w[b])
     assert spearman_from_tables(tables) == pytest.approx(expected)
-    assert np.isnan(weighted_spearman(np.ones(5), np.arange(5.0), np.ones((1, 5)))[0])
+    assert np.isnan(weighted_spearman(np.ones(5), np.arange(5.0))(np.ones((1, 5)))[0])
 
 
 def test_habit_vs_bias_leaves_out_caveated_models() -> None:

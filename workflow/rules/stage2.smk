@@ -41,7 +41,11 @@ rule baseline_votes:
         mem_mb=2000,
     params:
         cfg=subtree(CFG, "stages.stage2.baselines", "stats", "run.seed"),
-        code=code_hash("analysis.stages", "analysis.stats.bootstrap"),
+        code=code_hash(
+            "analysis.stages",
+            "analysis.stats.bootstrap",
+            "analysis.stats.baseline_scores",
+        ),
     script:
         "../scripts/baseline_votes.py"
 

@@ -89,7 +89,11 @@ rule control_ratings:
     params:
         cfg=subtree(CFG, "stats", "stages.caveats", "run.seed"),
         models=JUDGES,
-        code=code_hash("analysis.stages", "analysis.stats.bootstrap"),
+        code=code_hash(
+            "analysis.stages",
+            "analysis.stats.bootstrap",
+            "analysis.stats.control_effects",
+        ),
     script:
         "../scripts/control_ratings.py"
 

@@ -1,4 +1,10 @@
-"""Held-out metrics with cluster-bootstrap confidence intervals, vectorized over resamples.
+"""The bootstrap engine's weighted-row form: statistics that are not sums, on all resamples.
+
+:mod:`analysis.stats.bootstrap` bootstraps statistics that are functions of per-cluster sums;
+this module bootstraps any statistic of weighted rows with the *same* resample counts
+(:func:`analysis.stats.bootstrap.resample_counts`) and the same intervals
+(:meth:`analysis.stats.bootstrap.BootstrapResult.ci`). ``analysis.learn`` produces held-out
+predictions and calls :func:`bootstrap` here for their uncertainty.
 
 A cluster bootstrap (resample users or prompts with replacement) is the same as giving each
 held-out row a weight equal to how often its cluster was drawn. Every metric here is written
@@ -112,30 +118,44 @@ def weighted_auroc(y_true: np.ndarray, score: np.ndarray) -> Statistic:
     return stat
 
 
-def _midranks(values: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
-    return _onehot(np.asarray(values, dtype=np.float64))
+def _midranks(W: np.ndarray, onehot: sparse.csr_matrix, codes: np.ndarray) -> np.ndarray:
+    """(resamples, rows) mid-ranks of the values of ``onehot``/``codes`` under weights ``W``.
+
+    A value shared by total weight ``w`` after weight ``L`` of smaller values occupies ranks
+    ``L+1 .. L+w``; its mid-rank is ``L + (w + 1) / 2``, exactly the rank scipy gives the
+    expanded sample.
+    """
+    g = _per_value(W, onehot)
+    mid = np.cumsum(g, axis=1) - g + (g + 1.0) / 2.0
+    return mid[:, codes]
 
 
 def weighted_spearman(x: np.ndarray, y: np.ndarray) -> Statistic:
-    """Spearman's rho of the resampled data (average ranks for ties) on weighted rows."""
-    hx, cx = _midranks(x)
-    hy, cy = _midranks(y)
+    """Spearman's rho of the resampled data (average ranks for ties) on weighted rows.
 
-    def ranks(W: np.ndarray, onehot: sparse.csr_matrix, codes: np.ndarray) -> np.ndarray:
-        g = _per_value(W, onehot)
-        mid = np.cumsum(g, axis=1) - g + (g + 1.0) / 2.0
-        return mid[:, codes]
+    Equal to ``scipy.stats.spearmanr`` on the sample that repeats each pair by its weight;
+    NaN where a variable is constant (variance below rounding) or fewer than two rows remain.
+    The project's one weighted Spearman: the held-out metrics of ``analysis.learn`` and the
+    study's rating correlations (``study_common.ClusterResamples.spearman``) both use it.
+    """
+    hx, cx = _onehot(np.asarray(x, dtype=np.float64))
+    hy, cy = _onehot(np.asarray(y, dtype=np.float64))
 
     def stat(W: np.ndarray) -> np.ndarray:
-        rx, ry = ranks(W, hx, cx), ranks(W, hy, cy)
-        total = W.sum(axis=1, keepdims=True)
-        mx = np.sum(W * rx, axis=1, keepdims=True) / total
-        my = np.sum(W * ry, axis=1, keepdims=True) / total
-        dx, dy = rx - mx, ry - my
-        cov = np.sum(W * dx * dy, axis=1)
-        vx = np.sum(W * dx * dx, axis=1)
-        vy = np.sum(W * dy * dy, axis=1)
-        return _safe_div(cov, np.sqrt(vx * vy))
+        W = np.asarray(W, dtype=np.float64)
+        rx, ry = _midranks(W, hx, cx), _midranks(W, hy, cy)
+        sw = W.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mx = (W * rx).sum(axis=1) / sw
+            my = (W * ry).sum(axis=1) / sw
+            dx, dy = rx - mx[:, None], ry - my[:, None]
+            cov = (W * dx * dy).sum(axis=1)
+            vx = (W * dx * dx).sum(axis=1)
+            vy = (W * dy * dy).sum(axis=1)
+            rho = cov / np.sqrt(vx * vy)
+        scale = np.maximum(sw, 1.0) ** 3
+        ok = (sw >= 2) & (vx > 1e-12 * scale) & (vy > 1e-12 * scale)
+        return np.where(ok, np.clip(rho, -1.0, 1.0), np.nan)
 
     return stat
 

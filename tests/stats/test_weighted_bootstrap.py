@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score
 
-from analysis.learn.evaluation import (
+from analysis.stats.weighted_bootstrap import (
     bootstrap,
     choose_unit,
     weighted_auroc,
@@ -97,3 +97,13 @@ def test_choose_unit_falls_back_when_too_few_clusters() -> None:
     assert unit == "user" and list(clusters) == list("abcdef")
     unit, _ = choose_unit(frame, ["prompt", "item"], min_clusters=4)
     assert unit == "item"
+
+
+def test_spearman_is_undefined_on_a_constant_resample() -> None:
+    """A resample that keeps one value of x (or fewer than two rows) has no rank correlation."""
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    y = np.array([4.0, 3.0, 1.0, 2.0])
+    W = np.array([[3.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
+    rho = weighted_spearman(x, y)(W)
+    assert np.isnan(rho[0]) and np.isnan(rho[1])
+    assert rho[2] == pytest.approx(spearmanr(x, y).statistic)
