@@ -24,7 +24,6 @@ pytestmark = pytest.mark.slow
 PROFILES = ("default", "slurm", "kubernetes")
 #: what a rule script calls to make model calls (analysis.stages / analysis.llm call layer)
 MODEL_CALL_MARKERS = ("run_model_step(", "run_calls(")
-MODEL_CALL_RULE_FILES = ("stage1.smk", "stage2.smk", "stage3.smk")
 #: a job block of a dry run: "rule name:" (or "localrule name:") up to its blank line
 JOB_BLOCK = re.compile(r"^(?:local)?rule (\w+):\n(.*?)(?:\n\n|\n(?=\S)|\Z)", re.M | re.S)
 
@@ -93,7 +92,15 @@ def _rule_scripts() -> dict[str, tuple[str, Path]]:
 
 
 def _model_call_rules() -> set[str]:
-    """Rules whose script calls a model through the call layer."""
+    """The model-call rules: generated from the registry of model-call steps."""
+    from analysis.stages.steps import CALL_STEPS
+
+    return set(CALL_STEPS)
+
+
+def _other_rules_calling_models() -> set[str]:
+    """Hand-written rules whose script calls a model through the call layer (there must be none:
+    every model call goes through a registered step)."""
     return {
         rule
         for rule, (_, script) in _rule_scripts().items()
@@ -153,9 +160,10 @@ def test_model_calls_and_only_they_hold_the_api_resource(
     dry_run_results: dict[str, DryRun | str], profile: str
 ) -> None:
     model_rules = _model_call_rules()
-    scripts = _rule_scripts()
-    assert model_rules, f"no rule script calls a model (markers: {MODEL_CALL_MARKERS})"
-    assert {scripts[r][0] for r in model_rules} <= set(MODEL_CALL_RULE_FILES), model_rules
+    assert model_rules, "the registry of model-call steps is empty"
+    assert not _other_rules_calling_models(), _other_rules_calling_models()
+    model_script = (REPO_ROOT / "workflow" / "scripts" / "model_calls.py").read_text()
+    assert any(marker in model_script for marker in MODEL_CALL_MARKERS)
     jobs = _run_of(dry_run_results, profile).jobs
     assert model_rules <= {rule for rule, _ in jobs}, "model-call rules missing from the DAG"
     wrong = sorted({rule for rule, res in jobs if (res.get("api") == "1") != (rule in model_rules)})
