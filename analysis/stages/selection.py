@@ -33,7 +33,8 @@ def cap_by_groups(
     """Rows of whole groups (e.g. prompts) taken in hash-rank order while the total fits ``cap``.
 
     Whole groups keep a subset usable for per-prompt statistics; a group larger than the
-    remaining room is skipped so the cap is never exceeded.
+    remaining room is skipped so the cap is never exceeded. A cap below the smallest group would
+    select nothing and the step would ask no model anything: that is an error, not an empty step.
     """
     if cap is None or len(df) <= cap:
         return df
@@ -46,6 +47,12 @@ def cap_by_groups(
             room -= int(sizes[key])
         if room == 0:
             break
+    if not chosen:
+        raise ValueError(
+            f"{purpose}: the cap of {cap} items is smaller than the smallest {group_col} group "
+            f"({int(sizes.min())} items), so no item would be asked; raise the cap "
+            f"(whole {group_col} groups are kept together)"
+        )
     return df[df[group_col].isin(chosen)]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from analysis.stages.selection import cap_by_groups, coin, ranked_subset, split_groups
 
@@ -23,6 +24,17 @@ def test_cap_by_groups_keeps_whole_groups_within_the_cap() -> None:
     assert len(out) <= 7
     assert all(len(out[out["g"] == g]) in (0, len(df[df["g"] == g])) for g in "abcd")
     assert cap_by_groups(df, "g", None, 3, "p") is df
+
+
+def test_a_cap_below_the_smallest_group_is_an_error_not_an_empty_step() -> None:
+    """Issue 16: max_items_per_model smaller than a prompt's item count selected 0 items and the
+    model-call step exited 0 having asked nothing."""
+    df = pd.DataFrame({"g": ["a"] * 5 + ["b"] * 3, "x": range(8)})
+    with pytest.raises(
+        ValueError, match=r"cap of 2 items is smaller than the smallest g group \(3"
+    ):
+        cap_by_groups(df, "g", 2, 3, "stage2.relevance")
+    assert len(cap_by_groups(df, "g", 3, 3, "p")) == 3
 
 
 def test_split_groups_and_coin() -> None:
