@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -78,7 +79,7 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     from analysis.stages.rule_support import nested
     from analysis.stages.shards import Shard, write_shard_table
     from analysis.stages.steps import CALL_STEPS
-    from analysis.workflow_config import runtime_llm_keys
+    from analysis.workflow_config import overrides_from_snakemake, runtime_llm_keys
 
     step = CALL_STEPS[smk.rule]
     cfg = nested(smk.params.cfg)
@@ -93,6 +94,8 @@ def run_model_step(smk: Any) -> pd.DataFrame:
         stage=step.stage,
         prompt_version=prompts.version,
         shard=shard.name,
+        # a replay miss prints the command that records it: with this run's own overrides
+        overrides=shlex.join(overrides_from_snakemake(smk.config)),
     )
     tables = [pd.read_parquet(smk.input[name]) for name in step.inputs]
     table = step.run(*tables, cfg["stages"], prompts, caller, int(cfg["run"]["seed"]), shard=shard)

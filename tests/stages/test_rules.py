@@ -63,3 +63,29 @@ def test_model_call_rules_are_one_registry() -> None:
     assert "for _step_name, _step in CALL_STEPS.items():" in rules
     for step in CALL_STEPS.values():
         assert f"{step.folder}/" not in rules, f"literal path {step.folder}/ in a rule file"
+
+
+@pytest.mark.slow
+def test_a_replay_miss_in_a_rule_prints_the_runs_own_overrides(tmp_path) -> None:
+    """Issue 16: the printed record command kept none of the run's overrides, so following it
+    recorded the default model on the default dataset."""
+    from tests.conftest import make_workflow_copy
+
+    work = make_workflow_copy(tmp_path / "repo")
+    overrides = f"llm.store={tmp_path / 'empty-store'} stages.stage2.vote_max_tokens=7"
+    proc = run_snakemake(
+        work,
+        "--cores",
+        "1",
+        "results/bundled/stage2/votes/smollm2-135m.v1.parquet",
+        "--config",
+        f"overrides={overrides}",
+        check=False,
+        timeout=600,
+    )
+    assert proc.returncode != 0
+    log = (work / "logs/bundled/model_relevance_votes.smollm2-135m.0.log").read_text()
+    assert "ReplayMiss" in log
+    command = re.search(r'snakemake --cores all --config overrides="([^"]+)"', log)
+    assert command, log[-2000:]
+    assert command.group(1).split() == [*overrides.split(), "llm.mode=record"]
