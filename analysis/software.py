@@ -12,18 +12,15 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import platform
-import re
 import shutil
 import subprocess
 from collections.abc import Mapping
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 #: Installed outside the hashed lock (their files differ per machine): identified by file hash.
 OUTSIDE_LOCK: tuple[str, ...] = ("torch", "llama-cpp-python")
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _record_sha256(dist: importlib.metadata.Distribution) -> str | None:
@@ -56,7 +53,7 @@ def installed_software() -> dict[str, Any]:
     packages: dict[str, str] = {}
     outside: dict[str, dict[str, str | None]] = {}
     for dist in importlib.metadata.distributions():
-        name = _canonical(dist.metadata["Name"] or "")
+        name = canonicalize_name(dist.metadata["Name"] or "")
         if not name or name in packages:
             continue
         packages[name] = dist.version
@@ -96,7 +93,7 @@ def package_fingerprint() -> str:
     """sha256 of every installed package's name and version: cheap enough for each workflow parse,
     so installing or upgrading a package reruns the rule that records the software."""
     rows = sorted(
-        f"{_canonical(d.metadata['Name'] or '')}=={d.version}"
+        f"{canonicalize_name(d.metadata['Name'] or '')}=={d.version}"
         for d in importlib.metadata.distributions()
     )
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
