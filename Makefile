@@ -21,7 +21,7 @@ LOCK_FIND_LINKS ?= $(wildcard /opt/wheels ../shared/wheels)
 .PHONY: paper test install install-tex install-python install-test lint clean bench lock
 
 paper: install
-	snakemake --workflow-profile workflow/profiles/default --cores $(CORES)
+	snakemake --cores $(CORES)
 
 test: install-test
 	$(MAKE) lint
@@ -63,7 +63,7 @@ bench: install
 	$(PYTHON) benchmarks/rule_table.py
 
 lint:
-	ruff check . && ruff format --check . && snakefmt --check Snakefile workflow/rules
+	ruff check . && ruff format --check . && snakefmt --check workflow/Snakefile workflow/rules
 	snakemake --lint 2>&1 | $(PYTHON) tests/snakemake_lint.py
 	lint-imports
 

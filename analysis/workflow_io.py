@@ -85,8 +85,8 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     cfg = nested(smk.params.cfg)
     shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
     prompts = PromptSet.from_config(cfg["prompts"])
-    workflow_dir = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
-    llm = {**cfg["llm"], **runtime_llm_keys(smk.config, workflow_dir / "config")}
+    repo = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
+    llm = {**cfg["llm"], **runtime_llm_keys(smk.config, repo / "config")}
     caller = caller_from_config(
         smk.wildcards.model,
         smk.params.model,

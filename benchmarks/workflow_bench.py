@@ -124,7 +124,10 @@ def job_seconds(output: str) -> list[tuple[str, float]]:
 
 def _rule_blocks(copy: Path) -> dict[str, str]:
     blocks = {}
-    for smk in [copy / "Snakefile", *sorted((copy / "workflow" / "rules").glob("*.smk"))]:
+    for smk in [
+        copy / "workflow" / "Snakefile",
+        *sorted((copy / "workflow" / "rules").glob("*.smk")),
+    ]:
         for rule, body in re.findall(
             r"^rule (\w+):\n(.*?)(?=^\S|\Z)", smk.read_text(), re.M | re.S
         ):

@@ -55,11 +55,20 @@ def workflow_copy(tmp_path: Path) -> Path:
 
 
 def run_snakemake(
-    workdir: Path, *args: str, timeout: int = 1500, check: bool = True
+    workdir: Path,
+    *args: str,
+    timeout: int = 1500,
+    check: bool = True,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real snakemake CLI in ``workdir`` and return the finished process."""
+    """Run the real snakemake CLI in ``workdir`` (environment ``env``, default this process's)."""
     # The copy's own package is imported, so a code edit in the copy is what the workflow sees.
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(workdir))
+    env = dict(
+        os.environ if env is None else env,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=str(workdir),
+    )
     proc = subprocess.run(
         ["snakemake", *args],
         cwd=workdir,

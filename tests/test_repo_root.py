@@ -1,4 +1,4 @@
-"""One resolver finds the working copy: the nearest folder holding a Snakefile."""
+"""One resolver finds the working copy: the nearest folder holding workflow/Snakefile."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from analysis import REPO_ROOT, repo_root
 
 
 def test_the_package_resolves_to_the_copy_holding_it() -> None:
-    assert (REPO_ROOT / "Snakefile").is_file()
+    assert (REPO_ROOT / "workflow" / "Snakefile").is_file()
     assert (REPO_ROOT / "analysis" / "__init__.py").is_file()
     assert repo_root() == REPO_ROOT
 
@@ -19,11 +19,11 @@ def test_a_rule_script_folder_resolves_to_its_own_copy(tmp_path: Path) -> None:
     """A reviewer's fresh copy resolves to itself, wherever ``analysis`` was imported from."""
     scripts = tmp_path / "copy" / "workflow" / "scripts"
     scripts.mkdir(parents=True)
-    (tmp_path / "copy" / "Snakefile").write_text("")
+    (scripts.parent / "Snakefile").write_text("")
     assert repo_root(scripts) == (tmp_path / "copy").resolve()
     assert repo_root(tmp_path / "copy") == (tmp_path / "copy").resolve()
 
 
 def test_a_folder_outside_any_copy_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="no Snakefile"):
+    with pytest.raises(FileNotFoundError, match="no workflow/Snakefile"):
         repo_root(tmp_path)

@@ -73,7 +73,9 @@ include: "@SNAKEFILE@"
 @pytest.mark.slow
 def test_one_registry_entry_adds_a_model_call_step_and_a_figure(tmp_path: Path) -> None:
     snakefile = tmp_path / "Snakefile"
-    snakefile.write_text(EXTENDED_SNAKEFILE.replace("@SNAKEFILE@", str(REPO_ROOT / "Snakefile")))
+    snakefile.write_text(
+        EXTENDED_SNAKEFILE.replace("@SNAKEFILE@", str(REPO_ROOT / "workflow" / "Snakefile"))
+    )
     args = ("-s", str(snakefile), "--nolock")
     listed = run_snakemake(REPO_ROOT, *args, "--list-rules", timeout=300).stdout
     assert "model_extra_votes (Test-only extra model-call step.)" in listed

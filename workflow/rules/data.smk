@@ -7,15 +7,15 @@ from analysis.data import resolve_root
 from analysis.data.layout import raw_files
 from analysis.data.schemas import TABLE_NAMES
 
-# data.root is relative to the repository (the Snakefile's folder) unless absolute.
-DATA_ROOT = resolve_root(CFG["data"]["root"], WORKFLOW_DIR)
+# data.root is relative to the repository (the folder above workflow/) unless absolute.
+DATA_ROOT = resolve_root(CFG["data"]["root"], REPO)
 
 
 rule canonical_tables:
     """Raw files read by the dataset's adapter into validated canonical tables, skips reported."""
     input:
         # The adapter finds files by pattern; declaring them makes any change rerun the rule.
-        raw=[os.path.relpath(f, WORKFLOW_DIR) for f in raw_files(DATA_ROOT)],
+        raw=[os.path.relpath(f, REPO) for f in raw_files(DATA_ROOT)],
     output:
         **{name: results(f"tables/{name}.parquet") for name in TABLE_NAMES},
         skipped=results("tables/skipped_records.json"),
