@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
+from analysis import repo_root
 from analysis.workflow_config import ConfigError
 
 #: subcommand -> (module, one-line help)
@@ -25,12 +27,36 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: subcommands that read a working copy (its config, call store or results): they get ``--repo``
+READS_REPO = frozenset({"config", "calls", "trace", "verify"})
+
+
+def _repo_option() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--repo",
+        type=Path,
+        help="the recenter copy to read (default: the one holding the working directory, "
+        "found by walking up to workflow/Snakefile, as git finds its repository)",
+    )
+    return parent
+
+
+def resolve_repo(args: argparse.Namespace) -> Path:
+    """The copy a subcommand reads: ``--repo`` as given, else the one around the working directory.
+
+    Never the copy the package was installed from: a reviewer running ``recenter`` inside a
+    second checkout must read that checkout's results and call store.
+    """
+    return Path(args.repo).resolve() if args.repo else repo_root(Path.cwd())
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recenter", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in SUBCOMMANDS.items():
-        sp = sub.add_parser(name, help=help_text, description=help_text)
+        parents = [_repo_option()] if name in READS_REPO else []
+        sp = sub.add_parser(name, help=help_text, description=help_text, parents=parents)
         importlib.import_module(module).add_arguments(sp)
         sp.set_defaults(_module=module)
     return parser
@@ -38,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in READS_REPO:
+        try:
+            args.repo = resolve_repo(args)
+        except FileNotFoundError as err:
+            print(f"recenter {args.command}: {err}; pass --repo", file=sys.stderr)
+            return 2
+        print(f"recenter {args.command}: repository {args.repo}", file=sys.stderr)
     try:
         return int(importlib.import_module(args._module).run(args) or 0)
     except ConfigError as err:

@@ -14,5 +14,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(yaml.safe_dump(compose_config(args.overrides), sort_keys=True), end="")
+    cfg = compose_config(args.overrides, config_dir=args.repo / "config")
+    print(yaml.safe_dump(cfg, sort_keys=True), end="")
     return 0

@@ -516,10 +516,10 @@ def _execute(
         )
 
 
-def resolve_store(path: str | Path) -> Path:
-    """The store root of the config: relative paths are relative to the repository."""
+def resolve_store(path: str | Path, repo: Path = REPO_ROOT) -> Path:
+    """The store root of the config: relative paths are relative to the repository ``repo``."""
     path = Path(path)
-    return path if path.is_absolute() else REPO_ROOT / path
+    return path if path.is_absolute() else repo / path
 
 
 def run_stage_calls(

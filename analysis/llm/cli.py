@@ -14,7 +14,9 @@ from analysis.llm.store import StoreError, usage_summary, validate_store
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--store", default="data/calls", help="call-store root (default: data/calls, repo-relative)"
+        "--store",
+        default="data/calls",
+        help="call-store root (default: data/calls of the repository)",
     )
     parser.add_argument("--stage", help="only this stage")
     parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
@@ -39,7 +41,7 @@ def format_usage(frame: pd.DataFrame, fmt: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store: Path = resolve_store(args.store)
+    store: Path = resolve_store(args.store, args.repo)
     status = 0
     if args.validate:
         report = validate_store(store)

@@ -100,11 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="store_true", help="recompute input hashes; exit 1 if not current"
     )
-    parser.add_argument("--root", type=Path, default=REPO_ROOT, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
+    root = args.repo
     dataset = args.dataset or default_dataset(root)
     try:
         out = trace(args.key, dataset, root, check=args.check)

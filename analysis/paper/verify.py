@@ -215,13 +215,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rebuild up to numbers.json only (skip figures and the PDF)",
     )
-    parser.add_argument("--root", type=Path, default=REPO_ROOT, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
     from analysis.paper.trace import default_dataset
 
-    root = Path(args.root).resolve()
+    root = args.repo
     dataset = args.dataset or default_dataset(root)
     for line in software_warnings(dataset, root):
         print(f"recenter verify: warning: {line}", file=sys.stderr)

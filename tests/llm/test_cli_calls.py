@@ -38,3 +38,36 @@ def test_calls_prints_usage_and_validates(
 def test_calls_on_an_empty_store(tmp_path: Path, capsys) -> None:
     assert main(["calls", "--store", str(tmp_path / "none")]) == 0
     assert "no calls stored" in capsys.readouterr().out
+
+
+def test_calls_reads_the_checkout_it_runs_in_not_the_installed_one(
+    model: ModelSpec, tmp_path: Path, fast: CallSettings, capsys, monkeypatch
+) -> None:
+    """From a second checkout, the default store is that checkout's data/calls (said on stderr)."""
+    copy = tmp_path / "second-checkout"
+    (copy / "workflow").mkdir(parents=True)
+    (copy / "workflow" / "Snakefile").write_text("")
+    reqs = [ChatRequest.from_prompt(f"other {i}") for i in range(2)]
+    run_calls(
+        model,
+        reqs,
+        stage="stage9",
+        store=copy / "data" / "calls",
+        mode="record",
+        settings=fast,
+        progress=False,
+    )
+    monkeypatch.chdir(copy / "workflow")
+    assert main(["calls", "--validate", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert f"repository {copy.resolve()}" in err and "2 records, 2 keys: valid" in err
+    assert [row["stage"] for row in json.loads(out)] == ["stage9"]
+    monkeypatch.chdir(tmp_path)
+    assert main(["calls", "--repo", str(copy), "--format", "json"]) == 0
+    assert [row["stage"] for row in json.loads(capsys.readouterr().out)] == ["stage9"]
+
+
+def test_calls_outside_any_checkout_asks_for_repo(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["calls"]) == 2
+    assert "no workflow/Snakefile at or above" in capsys.readouterr().err

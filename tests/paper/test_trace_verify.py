@@ -54,7 +54,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 
 def test_trace_prints_the_chain_as_json(traced_repo: Path, capsys) -> None:
-    code, out, _ = run_cli(capsys, "trace", KEY, "--dataset", "demo", "--root", str(traced_repo))
+    code, out, _ = run_cli(capsys, "trace", KEY, "--dataset", "demo", "--repo", str(traced_repo))
     assert code == 0
     doc = json.loads(out)
     for field in ("key", "value", "ci", "method", "rule", "inputs", "config", "code", "calls"):
@@ -68,8 +68,20 @@ def test_trace_prints_the_chain_as_json(traced_repo: Path, capsys) -> None:
     assert doc["calls"] == {"data/calls/stage2_relevance/smollm2-135m/000.jsonl": 120}
 
 
+def test_trace_finds_the_repository_from_the_working_directory(
+    traced_repo: Path, capsys, monkeypatch
+) -> None:
+    """Inside a second checkout, trace reads that checkout's numbers without --repo."""
+    (traced_repo / "workflow").mkdir()
+    (traced_repo / "workflow" / "Snakefile").write_text("")
+    monkeypatch.chdir(traced_repo / "results")
+    code, out, err = run_cli(capsys, "trace", KEY, "--dataset", "demo")
+    assert code == 0 and json.loads(out)["value"] == 0.4312
+    assert f"repository {traced_repo.resolve()}" in err
+
+
 def test_trace_check_detects_a_changed_and_a_missing_input(traced_repo: Path, capsys) -> None:
-    args = ("trace", KEY, "--dataset", "demo", "--root", str(traced_repo), "--check")
+    args = ("trace", KEY, "--dataset", "demo", "--repo", str(traced_repo), "--check")
     code, out, err = run_cli(capsys, *args)
     assert code == 0 and json.loads(out)["check"]["current"] is True and "current" in err
     votes = traced_repo / "results" / "demo" / "tables" / "relevance_votes.parquet"
@@ -97,7 +109,7 @@ def test_trace_of_an_unknown_key_suggests_near_ones(traced_repo: Path, capsys) -
         "stage2.final.kappa.human_humna",
         "--dataset",
         "demo",
-        "--root",
+        "--repo",
         str(traced_repo),
     )
     assert code == 2 and KEY in err
