@@ -122,6 +122,7 @@ class DataConfig:
     root: str
     simulated: bool
     description: str
+    models: list[str]
 
 
 @dataclass

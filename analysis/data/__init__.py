@@ -11,6 +11,7 @@ adapter serves both datasets. The public face is what the rules use: ``read_data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from analysis.data.annotation_tool import AdapterResult, read_annotation_tool
@@ -27,8 +28,14 @@ def resolve_root(root: str | Path, base: str | Path) -> Path:
     return path if path.is_absolute() else Path(base) / path
 
 
-def read_dataset(adapter: str, root: Path | str) -> AdapterResult:
-    """Read a raw dataset with the named adapter (``data.adapter``)."""
+def read_dataset(
+    adapter: str, root: Path | str, known_models: Sequence[str] = ()
+) -> AdapterResult:
+    """Read a raw dataset with the named adapter (``data.adapter``).
+
+    ``known_models`` (``data.models``) are model raters the dataset holds besides the study's
+    five; a model file whose name nearly spells one of either is an error.
+    """
     if adapter != ADAPTER:
         raise ValueError(f"unknown data.adapter {adapter!r}; known: [{ADAPTER!r}]")
-    return read_annotation_tool(Path(root))
+    return read_annotation_tool(Path(root), known_models)

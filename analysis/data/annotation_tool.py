@@ -24,6 +24,7 @@ raises :class:`~analysis.data.errors.DataError` naming file, line and field.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,9 @@ from analysis.data.judgment_files import (
     read_model_votes,
 )
 from analysis.data.layout import Layout, discover
+from analysis.data.raters import near_miss, normalize_model_id
 from analysis.data.schemas import TABLE_NAMES, make_table, validate_tables
+from analysis.data.vocabulary import STUDY_MODELS
 
 
 @dataclass
@@ -65,8 +68,47 @@ class AdapterResult:
             "skipped_by_kind": dict(sorted(by_kind.items())),
             "skipped_by_file": {f: dict(sorted(c.items())) for f, c in sorted(by_file.items())},
             "ignored_files": [f.as_dict() for f in sorted(self.ignored_files)],
+            "raters": raters_found(self.tables),
             "skipped": [s.as_dict() for s in sorted(self.skipped)],
         }
+
+
+#: the tables whose rows are one rater's judgment (rater, rater_kind columns)
+RATER_TABLES = ("attribute_judgments", "relevance_votes", "preference_ratings")
+
+
+def raters_found(tables: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
+    """Every rater of every judgment table with its row count, by kind: nobody enters unseen.
+
+    The data summary (``skipped_records.json``) and the paper's data section list these, so a
+    stray export file that became a rater of its own shows up where a reader looks.
+    """
+    found: dict[str, dict[str, dict[str, int]]] = {}
+    for name in RATER_TABLES:
+        counts = tables[name].groupby(["rater_kind", "rater"]).size()
+        by_kind: dict[str, dict[str, int]] = defaultdict(dict)
+        for (kind, rater), n in sorted(counts.items()):
+            by_kind[str(kind)][str(rater)] = int(n)
+        found[name] = dict(by_kind)
+    return found
+
+
+def _check_model_files(layout: Layout, known_models: Sequence[str]) -> None:
+    """A model file whose name nearly spells a known model is an error with a did-you-mean."""
+    known = {*STUDY_MODELS, *known_models}
+    for mf in (*layout.model_votes, *layout.judges):
+        model = normalize_model_id(mf.model)
+        near = near_miss(model, known)
+        if near is not None:
+            raise DataError(
+                mf.rel,
+                None,
+                "model",
+                f"model {model!r} (from the file name) is not a known model but nearly spells "
+                f"{near!r}: did you mean {near!r}? A misspelt file would become a new rater "
+                "beside it; if this is another model, list it in the dataset config's "
+                f"data.models (known: {sorted(known)})",
+            )
 
 
 def _pilot_samples(layout: Layout) -> dict[int, tuple[str, int, str]]:
@@ -151,7 +193,7 @@ def _prompts_table(b: RowCollector) -> list[dict[str, Any]]:
     return rows
 
 
-def read_annotation_tool(root: Path | str) -> AdapterResult:
+def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> AdapterResult:
     """Read a folder in the annotation-tool layout into validated canonical tables.
 
     Raises :class:`DataError` (file, line, field) on malformed input; the returned
@@ -166,6 +208,7 @@ def read_annotation_tool(root: Path | str) -> AdapterResult:
             None,
             "no extracted/task5_items.jsonl: not an annotation-tool folder (set data.root)",
         )
+    _check_model_files(layout, known_models)
     b = RowCollector()
     if 4 in layout.items:
         read_stage1_items(b, *layout.items[4])

@@ -10,7 +10,9 @@ underscores (``prolific_P1_____________``), which are dropped (``prolific_P1``).
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 #: short or provider-specific spellings -> canonical id (keys are already lower-cased)
 _ALIASES: dict[str, str] = {
@@ -80,3 +82,21 @@ def normalize_human_rater(raw: str) -> str:
     if not text:
         raise ValueError(f"empty human rater id {raw!r}")
     return text
+
+
+#: how similar (difflib ratio) a model id must be to a known one to count as its misspelling:
+#: "gpt-5.4" vs "gpt5.4" or "gemma-4-31b-it" vs "gemma-4-31b-lt" are; "sim-llm-a" vs "gpt-5.4" not
+NEAR_MISS_RATIO = 0.8
+
+
+def near_miss(model: str, known: Iterable[str]) -> str | None:
+    """The known model id that ``model`` nearly but not exactly spells, or None.
+
+    A misspelt export file would otherwise become a new rater beside the model it belongs to
+    (and the model would silently lose its votes); an unrelated name is a new model, kept.
+    """
+    known = sorted(set(known))
+    if model in known:
+        return None
+    close = difflib.get_close_matches(model, known, n=1, cutoff=NEAR_MISS_RATIO)
+    return close[0] if close else None

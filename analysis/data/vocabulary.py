@@ -19,6 +19,17 @@ HUMAN_MAJORITY: Final = "human_majority"
 JUDGE_KINDS: Final = (HUMAN, MODEL)
 VOTE_KINDS: Final = (HUMAN, MODEL, HUMAN_MAJORITY)
 
+# --- the study's five language models (canonical ids, as analysis.data.raters normalizes them):
+# a model file whose name is a near miss of one of these (or of a model the dataset config lists
+# in ``data.models``) is an error, not a new rater beside it
+STUDY_MODELS: Final = (
+    "claude-sonnet-4-6",
+    "gemma-4-31b-it",
+    "gpt-5.4",
+    "llama-3.3-70b-instruct",
+    "qwen3.5-27b",
+)
+
 # --- stage 1: attribute-judgment labels
 ACCEPTED: Final = "accepted"
 UNCERTAIN: Final = "uncertain"

@@ -12,9 +12,40 @@ from typing import Any
 
 from analysis.paper.latex import escape_latex
 
+#: stage of each judgment table, as the data section names it
+_STAGE_OF_TABLE = {
+    "attribute_judgments": "stage~1",
+    "relevance_votes": "stage~2",
+    "preference_ratings": "stage~3",
+}
 
-def render_dataset_tex(data_cfg: Mapping[str, Any], title: str = "") -> str:
-    """The macros from the ``data`` config subtree (name, description, simulated) and title."""
+
+def raters_sentence(raters: Mapping[str, Mapping[str, Mapping[str, int]]]) -> str:
+    """Every rater the adapter found, per stage: human count and each model by name.
+
+    From ``raters`` of the data summary (``skipped_records.json``), so a stray export file that
+    became a rater of its own is visible in the PDF, not only in a log.
+    """
+    parts = []
+    for table, stage in _STAGE_OF_TABLE.items():
+        kinds = raters.get(table, {})
+        humans = len(kinds.get("human", {}))
+        models = sorted(kinds.get("model", {}))
+        if not humans and not models:
+            parts.append(f"{stage}: none")
+            continue
+        named = ", ".join(rf"\texttt{{{escape_latex(m)}}}" for m in models) or "no model"
+        parts.append(f"{stage}: {humans} human raters and {named}")
+    return "; ".join(parts)
+
+
+def render_dataset_tex(
+    data_cfg: Mapping[str, Any],
+    title: str = "",
+    raters: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+) -> str:
+    """The macros from the ``data`` config subtree (name, description, simulated), the title
+    and (``\\DatasetRaters``) every rater the adapter found."""
     name = str(data_cfg["name"])
     description = str(data_cfg.get("description") or "")
     simulated = bool(data_cfg.get("simulated", False))
@@ -23,6 +54,7 @@ def render_dataset_tex(data_cfg: Mapping[str, Any], title: str = "") -> str:
         f"\\newcommand\\DatasetName{{{escape_latex(name)}}}",
         f"\\newcommand\\DatasetDescription{{{escape_latex(description)}}}",
         f"\\newcommand\\PaperTitle{{{escape_latex(title)}}}",
+        f"\\newcommand\\DatasetRaters{{{raters_sentence(raters or {})}}}",
         r"\newif\ifDatasetSimulated",
         r"\DatasetSimulatedtrue" if simulated else r"\DatasetSimulatedfalse",
     ]

@@ -53,6 +53,17 @@ def _call_store(store: Path) -> None:
     shard.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
 
 
+def _data_summary(path: Path) -> None:
+    """The adapter's data summary, of which the data section prints the raters found."""
+    raters = {
+        "attribute_judgments": {"human": {"h1": 10, "h2": 10}},
+        "relevance_votes": {"human": {"h1": 5}, "model": {"sim-llm-a": 5, "smollm2-135m": 5}},
+        "preference_ratings": {},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"n_skipped": 0, "raters": raters}), encoding="utf-8")
+
+
 def _figure(path: Path) -> None:
     """A one-page vector PDF and its sidecar, as the figure rules will write them."""
     import matplotlib
@@ -87,6 +98,7 @@ def make_paper_workdir(
     written = write_fake_records(results / "records", kind)
     records = [str(p.relative_to(dest)) for p in written]
     _call_store(dest / "data" / "calls")
+    _data_summary(results / "tables" / "skipped_records.json")
     figure = dest / "figures" / "test" / "pipeline.pdf"
     _figure(figure)
     (dest / "Snakefile").write_text(

@@ -70,7 +70,9 @@ rule numbers:
 
 
 rule dataset_description:
-    """Which dataset built this PDF and whether it is simulated, for the data section."""
+    """Which dataset built this PDF, whether it is simulated, and every rater found in it."""
+    input:
+        summary=f"{RESULTS}/tables/skipped_records.json",
     output:
         tex=f"{PAPER_GENERATED}/dataset.tex",
     log:

@@ -14,7 +14,7 @@ with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg["data"]
     root = resolve_root(cfg["root"], repo_root(snakemake.scriptdir))
     log.info("reading %s with adapter %s", root, cfg["adapter"])
-    result = read_dataset(cfg["adapter"], root)
+    result = read_dataset(cfg["adapter"], root, cfg["models"])
     write_tables(result.tables, Path(snakemake.output.users).parent)
     write_skipped_report(result.report(), snakemake.output.skipped)
     records = dataset_size_records(result.tables)

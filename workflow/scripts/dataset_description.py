@@ -1,5 +1,6 @@
 """Write which dataset built the paper (name, description, simulated or not)."""
 
+import json
 from pathlib import Path
 
 from analysis.paper.dataset_info import render_dataset_tex
@@ -7,6 +8,9 @@ from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
     data_cfg = snakemake.params.cfg["data"]
-    tex = render_dataset_tex(data_cfg, title=snakemake.params.cfg["paper.title"])
+    summary = json.loads(Path(snakemake.input.summary).read_text(encoding="utf-8"))
+    tex = render_dataset_tex(
+        data_cfg, title=snakemake.params.cfg["paper.title"], raters=summary["raters"]
+    )
     Path(snakemake.output.tex).write_text(tex, encoding="utf-8")
     log.info("dataset %s (simulated: %s)", data_cfg["name"], data_cfg.get("simulated"))
