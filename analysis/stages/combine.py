@@ -19,7 +19,7 @@ import pandas as pd
 from analysis.data.schemas import KEYS, SCHEMAS, make_table
 from analysis.provenance import Record
 from analysis.stages import judging, relevance, verification
-from analysis.stages.parsing import count_parse_outcomes
+from analysis.stages.parsing import PARSED, count_parse_outcomes
 
 PARSE_FAILURE_COLUMNS = ("model", "stage", "n_calls", "n_repair_calls", "n_repaired", "n_failed")
 
@@ -85,7 +85,7 @@ def combine_responses(
     """Imported responses plus each workflow generator's parsed responses."""
     rows: list[dict[str, Any]] = []
     for t in generated_tables:
-        parsed = t[t["parse_status"].isin(["ok", "repaired"])]
+        parsed = t[t["parse_status"].isin(PARSED)]
         if not len(parsed):
             continue
         model = str(parsed["generator"].iloc[0])

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.data.vocabulary import RATING_SLOT
-from analysis.stages.parsing import ParsedOutput, outcome_frame
+from analysis.stages.parsing import PARSED, ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, truncate
 from analysis.stages.selection import coin, hash_rank
 
@@ -203,7 +203,7 @@ def judge_table(
 
 def model_ratings(table: pd.DataFrame, rater: str) -> list[dict[str, Any]]:
     """Canonical ``preference_ratings`` rows of one judge (parsed items only)."""
-    parsed = table[table["parse_status"].isin(["ok", "repaired"])]
+    parsed = table[table["parse_status"].isin(PARSED)]
     return [
         {
             "user_id": r.user_id,

@@ -24,7 +24,12 @@ import pandas as pd
 from analysis.stages.prompts import PromptSet, truncate
 
 #: outcome of one item: parsed first time, parsed after one repair, or a recorded failure
-STATUSES = ("ok", "repaired", "failed")
+OK = "ok"
+REPAIRED = "repaired"
+FAILED = "failed"
+STATUSES = (OK, REPAIRED, FAILED)
+#: the statuses whose row holds a parsed value (what every stage table's analysis keeps)
+PARSED = (OK, REPAIRED)
 
 #: the suffix of a repair request's custom id (its key differs anyway: new messages)
 REPAIR_SUFFIX = "#repair"
@@ -178,9 +183,9 @@ def call_and_parse(
         try:
             if res.error:
                 raise ParseError(str(res.error))
-            outcomes[i] = ParsedOutput(req.custom_id, parser(text), "ok", "", text, res.key, "")
+            outcomes[i] = ParsedOutput(req.custom_id, parser(text), OK, "", text, res.key, "")
         except ParseError as err:
-            outcomes[i] = ParsedOutput(req.custom_id, None, "failed", str(err), text, res.key, "")
+            outcomes[i] = ParsedOutput(req.custom_id, None, FAILED, str(err), text, res.key, "")
             to_repair.append((i, str(err)))
     if repair_attempts and to_repair:
         repairs = [
@@ -207,7 +212,7 @@ def call_and_parse(
                 )
                 continue
             outcomes[i] = ParsedOutput(
-                first.custom_id, value, "repaired", first.error, text, first.call_key, res.key
+                first.custom_id, value, REPAIRED, first.error, text, first.call_key, res.key
             )
     return [o for o in outcomes if o is not None]
 
@@ -239,6 +244,6 @@ def count_parse_outcomes(table: pd.DataFrame, model: str, stage: str) -> dict[st
         "stage": stage,
         "n_calls": int(len(table)),
         "n_repair_calls": repair_calls,
-        "n_repaired": int((status == "repaired").sum()),
-        "n_failed": int((status == "failed").sum()),
+        "n_repaired": int((status == REPAIRED).sum()),
+        "n_failed": int((status == FAILED).sum()),
     }

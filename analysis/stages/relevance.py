@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.stages.parsing import ParsedOutput, outcome_frame
+from analysis.stages.parsing import PARSED, ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, truncate
 from analysis.stages.selection import cap_by_groups
 
@@ -97,7 +97,7 @@ def relevance_table(
 
 def model_votes(table: pd.DataFrame, rater: str) -> list[dict[str, Any]]:
     """Canonical ``relevance_votes`` rows of one model (parsed items only)."""
-    parsed = table[table["parse_status"].isin(["ok", "repaired"])]
+    parsed = table[table["parse_status"].isin(PARSED)]
     return [
         {
             "item_id": r.item_id,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.stages.parsing import ParsedOutput, outcome_frame
+from analysis.stages.parsing import PARSED, ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, format_conversation, truncate
 from analysis.stages.selection import hash_rank
 
@@ -123,7 +123,7 @@ def verifier_judgments(
     humans = human_judgments[human_judgments["rater_kind"] == "human"]
     rounds = humans.groupby("attribute_id")["round"].apply(lambda s: sorted(set(s))).to_dict()
     rows = []
-    parsed = table[table["parse_status"].isin(["ok", "repaired"])]
+    parsed = table[table["parse_status"].isin(PARSED)]
     for aid, uid, model, supported in zip(
         parsed["attribute_id"],
         parsed["user_id"],
