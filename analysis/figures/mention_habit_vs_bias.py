@@ -167,6 +167,8 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
                 ha="left",
                 va="top",
                 fontsize=6.5,
+                zorder=7,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
                 gid="spearman",
             )
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
