@@ -4,20 +4,25 @@ Each point is one model that is both a generator and a judge: x is the record
 ``stage3.mention_rate.<model>`` (share of its personalized rating slots that mention the
 attribute outright), y is ``stage3.mention_delta.<model>`` (how much more it rates explicit
 mentions as a judge), both with their CIs. The annotation is the record
-``stage3.mention_habit_vs_bias.spearman`` (rho with its CI and n); where it exists a
-Theil-Sen line (median of pairwise slopes, a rank-robust guide in the spirit of Spearman's
-rho) shows the trend, labelled as a visual guide: it is not a reported number. The people's
-mention effect ``stage3.mention_delta.human`` is the dotted reference with its CI band.
+``stage3.mention_habit_vs_bias.spearman`` (rho with its CI, its p-value where the record has
+one, and n). No line is drawn: a rank correlation describes a monotone relation, not a line,
+and a fitted slope would show a statistic the paper does not report. Models the Spearman
+record leaves out (its ``extra.excluded_models``, or a record carrying a caveat such as the
+near-random local model) are drawn hollow and grey and named in the caption, so the reader
+sees which points the statistic was computed on. The people's mention effect
+``stage3.mention_delta.human`` is the dotted reference with its CI band.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from matplotlib.ticker import PercentFormatter
-from scipy.stats import theilslopes
 
 from analysis.figures.estimates import (
     CI_NOTE,
+    Estimate,
     Records,
     draw_intervals,
     estimate,
@@ -65,6 +70,7 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
     xs, ys = [rates[m] for m in models], [deltas[m] for m in models]
     rho = estimate(records, SPEARMAN)
     human = estimate(records, f"{DELTA}.{HUMAN}")
+    left_out = excluded_models(models, rates, deltas, rho)
     fig = new_figure(
         NAME,
         CODE,
@@ -73,10 +79,16 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
         caption=(
             f"{caption} "
             + (
-                "Annotation: Spearman's rho across models; the line is a Theil-Sen fit shown "
-                "as a visual guide."
+                "Annotation: Spearman's rank correlation across the filled points; no line is "
+                "fitted."
                 if rho is not None
                 else "Spearman's rho is not reported for this dataset (too few models)."
+            )
+            + (
+                f" Hollow grey points ({', '.join(left_out)}) are left out of the correlation "
+                "(caveated models)."
+                if left_out
+                else ""
             )
             + f" {CI_NOTE}"
         ),
@@ -109,36 +121,54 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
         ax.axhline(0.0, color=REFERENCE_COLOUR, linewidth=0.6, gid="zero")
         draw_intervals(ax, list(x), ys, linewidth=0.8)
         draw_intervals(ax, list(y), xs, horizontal=True, linewidth=0.8)
+        kept = np.array([m not in left_out for m in models])
         points = ax.scatter(
-            x, y, s=24, color=KIND_COLOURS["model"], zorder=5, edgecolors="white", linewidths=0.5
+            x[kept],
+            y[kept],
+            s=24,
+            color=KIND_COLOURS["model"],
+            zorder=5,
+            edgecolors="white",
+            linewidths=0.5,
         )
         points.set_gid("models")
+        if left_out:
+            hollow = ax.scatter(
+                x[~kept],
+                y[~kept],
+                s=24,
+                facecolors="none",
+                edgecolors=REFERENCE_COLOUR,
+                linewidths=0.8,
+                zorder=5,
+            )
+            hollow.set_gid("excluded")
         for xi, yi, m in zip(x, y, models, strict=True):
             ax.annotate(
-                m, (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=6, zorder=6
+                m,
+                (xi, yi),
+                xytext=(3, 3),
+                textcoords="offset points",
+                fontsize=6,
+                zorder=6,
+                color=REFERENCE_COLOUR if m in left_out else "black",
             )
         if rho is not None:
             used.append(rho.key)
             n = rho.record.get("n")
-            if np.ptp(x) > 0:
-                slope, intercept, _, _ = theilslopes(y, x)
-                grid = np.linspace(x.min(), x.max(), 2)
-                ax.plot(
-                    grid,
-                    intercept + slope * grid,
-                    color=REFERENCE_COLOUR,
-                    linestyle="--",
-                    linewidth=0.8,
-                    gid="theil-sen",
-                )
+            p = (rho.record.get("extra") or {}).get("p_value")
             ax.text(
                 0.03,
                 0.97,
-                f"Spearman ρ = {interval_text(rho)}" + (f"\nn = {n} models" if n else ""),
+                f"Spearman ρ = {interval_text(rho)}"
+                + (f", p = {p:.3f}" if isinstance(p, int | float) else "")
+                + (f"\nn = {n} models" if n else ""),
                 transform=ax.transAxes,
                 ha="left",
                 va="top",
                 fontsize=6.5,
+                zorder=7,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
                 gid="spearman",
             )
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
@@ -146,3 +176,21 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
         ax.set_ylabel("mention effect as judge")
     fig.study.records = sorted(set(used))
     return fig
+
+
+def excluded_models(
+    models: list[str],
+    rates: Mapping[str, Estimate],
+    deltas: Mapping[str, Estimate],
+    rho: Estimate | None,
+) -> list[str]:
+    """The plotted models the correlation leaves out: those the Spearman record names as
+    excluded, and any whose rate or delta record carries a caveat (e.g. a near-random model)."""
+    named = set((rho.record.get("extra") or {}).get("excluded_models") or []) if rho else set()
+    caveated = {
+        m
+        for m in models
+        if (rates[m].record.get("extra") or {}).get("caveat")
+        or (deltas[m].record.get("extra") or {}).get("caveat")
+    }
+    return sorted((named | caveated) & set(models))

@@ -1,24 +1,35 @@
 """The paper's qualitative claims, declared as conditions on record keys and checked at build time.
 
-``paper/claims.yaml`` lists each claim once, with the sentence it licenses and a *structured*
+``paper/claims.yaml`` lists each claim once, with the sentence it licenses, the sentence the
+paper prints instead when the data do not support it (``negative``), and a *structured*
 condition (no expression strings, nothing is ``eval``-ed). A condition is either a leaf::
 
-    key: stage2.final.over_selection.*   # one key, or a glob (``*``: one or more characters)
-    field: value                         # value | ci_low | ci_high | n | extra.<name>
+    key: stage3.judge_minus_human.*      # one key, or a glob (``*``: one or more characters)
+    field: ci_low                        # value | ci_low | ci_high | n | extra.<name>
     exclude: ["*smollm2*"]               # globs of keys to leave out (e.g. a near-random model)
-    aggregate: mean                      # all | any | mean | min | max | median of the matches
+    aggregate: all                       # all | any | mean | min | max | median of the matches
     op: ">"                              # < <= > >= == != between
-    value: 1.5                           # a number, or [low, high] for between
-    # or instead of value: other: <key or glob>, other_field: ...; with a glob on both sides
-    # each match of `key` is compared with the `other` key that has the same wildcard part
+    value: 0.0                           # a number, or [low, high] for between
 
 or a combination ``{all: [conditions]}``, ``{any: [conditions]}``, ``{not: condition}``.
+
+A directional claim is judged on an *interval*, never on two point values: the interval of
+its paired-difference record lies on one side of the null (``field: ci_low, op: ">"`` or
+``field: ci_high, op: "<"``), or, for a small-sample statistic that carries an exact test,
+its p-value (``field: extra.p_value``). Hence the rules :func:`validate_condition` enforces:
+an interval bound is aggregated only by ``all`` or ``any`` (a mean of lower bounds is no
+interval); ``other: <key or glob>`` compares only interval bounds, this record's lower bound
+with the other's upper bound (or upper with lower) -- two intervals that do not overlap,
+the conservative check where no paired-difference record exists; and every claim has at
+least one interval or p-value leaf.
 
 Verdicts are three-valued: *supported*, *not supported*, or *not testable* when a key the
 condition needs is absent from the dataset (a dataset without stage-3 human ratings cannot
 test a stage-3 claim). ``all``/``any``/``not`` follow Kleene's logic, so one untestable branch
-does not hide a refuted one. In ``strict`` mode a claim the data do not support stops the build
-with a message naming the claim, its keys and their values; ``report`` mode only reports it.
+does not hide a refuted one. The paper prints a supported claim's sentence and a refuted
+claim's ``negative`` sentence. In ``strict`` mode a claim the data do not support stops the
+build with a message naming the claim, its keys and their values; ``report`` mode only
+reports it, and the paper says which mode built it.
 """
 
 from __future__ import annotations
@@ -28,14 +39,14 @@ import math
 import operator
 import re
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from analysis.paper.latex import breakable, escape_latex, texttt
+from analysis.paper.latex import breakable, escape_latex, escape_number, texttt
 from analysis.settings import ClaimsMode
 
 SUPPORTED = "supported"
@@ -43,6 +54,8 @@ REFUTED = "not supported"
 UNTESTABLE = "not testable"
 
 CLAIM_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+#: every ``negative`` sentence says this, so a reader never mistakes it for a finding
+NEGATIVE_PHRASE = "not supported on this dataset"
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -61,6 +74,13 @@ AGGREGATES: dict[str, Callable[[list[float]], float] | None] = {
     "median": statistics.median,
 }
 LEAF_FIELDS = {"key", "field", "exclude", "aggregate", "op", "value", "other", "other_field"}
+CLAIM_FIELDS = {"id", "statement", "negative", "condition"}
+#: the bounds of a record's interval, and the opposite bound an ``other`` comparison reads
+BOUNDS = {"ci_low": "ci_high", "ci_high": "ci_low"}
+#: the direction a bound may be compared in: a lower bound lies above, an upper bound below
+BOUND_OPS = {"ci_low": (">", ">="), "ci_high": ("<", "<=")}
+#: fields that carry a test's p-value (an exact test where the sample is small)
+P_FIELDS = ("extra.p_value", "extra.p_adjusted")
 MODES = tuple(m.value for m in ClaimsMode)
 
 
@@ -74,11 +94,13 @@ class ClaimNotSupported(RuntimeError):
 
 @dataclass(frozen=True)
 class Claim:
-    """One declared claim: its id (``\\Claim{id}{...}`` in the text), sentence, condition."""
+    """One declared claim: its id (``\\Claim{id}{...}`` in the text), sentence, condition, and
+    the sentence printed instead when the data do not support it."""
 
     id: str
     statement: str
     condition: Mapping[str, Any]
+    negative: str = ""
 
 
 @dataclass
@@ -103,6 +125,13 @@ class ClaimResult:
 # ---------------------------------------------------------------- loading and validation
 
 
+def _sentence(entry: Mapping[str, Any], name: str, where: str) -> str:
+    text = entry.get(name)
+    if not isinstance(text, str) or not text.strip():
+        raise ClaimError(f"{where}: field '{name}' must be a non-empty string")
+    return " ".join(text.split())
+
+
 def load_claims(path: Path | str) -> list[Claim]:
     """Read and validate ``claims.yaml``; every error names the file, the claim and the field."""
     path = Path(path)
@@ -118,7 +147,7 @@ def load_claims(path: Path | str) -> list[Claim]:
         where = f"{path}: claim #{i}"
         if not isinstance(entry, dict):
             raise ClaimError(f"{where}: must be a mapping")
-        unknown = set(entry) - {"id", "statement", "condition"}
+        unknown = set(entry) - CLAIM_FIELDS
         if unknown:
             raise ClaimError(f"{where}: unknown field(s) {sorted(unknown)}")
         cid = entry.get("id")
@@ -128,17 +157,41 @@ def load_claims(path: Path | str) -> list[Claim]:
         if cid in seen:
             raise ClaimError(f"{where}: duplicate id")
         seen.add(cid)
-        if not isinstance(entry.get("statement"), str) or not entry["statement"].strip():
-            raise ClaimError(f"{where}: field 'statement' must be a non-empty string")
+        statement = _sentence(entry, "statement", where)
+        negative = _sentence(entry, "negative", where)
+        if NEGATIVE_PHRASE not in negative:
+            raise ClaimError(f"{where}: field 'negative' must say '{NEGATIVE_PHRASE}'")
         if "condition" not in entry:
             raise ClaimError(f"{where}: field 'condition' is missing")
         validate_condition(entry["condition"], f"{where}, condition")
-        claims.append(Claim(cid, " ".join(entry["statement"].split()), entry["condition"]))
+        if not any(_is_inferential(leaf) for leaf in leaves(entry["condition"])):
+            raise ClaimError(
+                f"{where}, condition: no leaf reads an interval bound (field: ci_low or ci_high) "
+                f"or a p-value ({' or '.join(P_FIELDS)}); a claim is judged on an interval, "
+                "not on point values"
+            )
+        claims.append(Claim(cid, statement, entry["condition"], negative))
     return claims
 
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def leaves(cond: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every leaf of a (validated) condition tree."""
+    if "not" in cond:
+        yield from leaves(cond["not"])
+    elif "all" in cond or "any" in cond:
+        for sub in cond.get("all", cond.get("any")):
+            yield from leaves(sub)
+    else:
+        yield cond
+
+
+def _is_inferential(leaf: Mapping[str, Any]) -> bool:
+    """A leaf that reads an interval bound or a p-value, not only a point estimate."""
+    return leaf.get("field", "value") in (*BOUNDS, *P_FIELDS)
 
 
 def validate_condition(cond: Any, where: str) -> None:
@@ -175,8 +228,6 @@ def validate_condition(cond: Any, where: str) -> None:
             raise ClaimError(f"{where}: 'between' needs value: [low, high] with low <= high")
     elif has_value and not _is_number(cond["value"]):
         raise ClaimError(f"{where}: field 'value' must be a number, got {cond['value']!r}")
-    if has_other and not isinstance(cond["other"], str):
-        raise ClaimError(f"{where}: field 'other' must be a record key or glob")
     agg = cond.get("aggregate", "all")
     if agg not in AGGREGATES:
         raise ClaimError(f"{where}: field 'aggregate' must be one of {list(AGGREGATES)}")
@@ -185,9 +236,31 @@ def validate_condition(cond: Any, where: str) -> None:
             raise ClaimError(
                 f"{where}: field '{name}' must be value, ci_low, ci_high, n or extra.<name>"
             )
+    fld = cond.get("field", "value")
+    if fld in BOUNDS and agg not in ("all", "any"):
+        raise ClaimError(
+            f"{where}: field 'aggregate' of an interval bound must be all or any, got {agg!r} "
+            "(a mean of bounds is no interval)"
+        )
+    if has_other:
+        _validate_other(cond, fld, where)
     excl = cond.get("exclude", [])
     if not isinstance(excl, list) or not all(isinstance(e, str) for e in excl):
         raise ClaimError(f"{where}: field 'exclude' must be a list of globs")
+
+
+def _validate_other(cond: Mapping[str, Any], fld: str, where: str) -> None:
+    """``other`` compares two intervals (non-overlap), never two point values."""
+    if not isinstance(cond["other"], str):
+        raise ClaimError(f"{where}: field 'other' must be a record key or glob")
+    ofld = cond.get("other_field")
+    if fld not in BOUNDS or ofld != BOUNDS[fld] or cond["op"] not in BOUND_OPS[fld]:
+        raise ClaimError(
+            f"{where}: field 'other' compares two intervals, not two point values: use "
+            "field: ci_low, op: '>', other_field: ci_high (this interval lies above the "
+            "other's) or field: ci_high, op: '<', other_field: ci_low; better, judge the "
+            "claim on the interval of a paired-difference record"
+        )
 
 
 def _valid_field(name: Any) -> bool:
@@ -241,6 +314,18 @@ def _rhs_text(op: str, rhs: Any) -> str:
     return f"{op} {_fmt(rhs)}"
 
 
+def _field_text(key: str, fld: str) -> str:
+    """How the evidence names a field: bounds and p-values in words, so a reader never takes a
+    p-value or a bound for the record's value."""
+    if fld == "value":
+        return key
+    if fld in BOUNDS:
+        return f"{key} {'lower' if fld == 'ci_low' else 'upper'} CI bound"
+    if fld in P_FIELDS:
+        return f"{key} p-value" + (" (adjusted)" if fld == "extra.p_adjusted" else "")
+    return f"{key} {fld}"
+
+
 def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> Outcome:
     keys = sorted(numbers)
     fld = cond.get("field", "value")
@@ -257,13 +342,12 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
             return Outcome(UNTESTABLE, [f"{key} has no numeric field '{fld}'"], [key])
         lhs.append((key, value))
     used = [k for k, _ in lhs]
-    label = cond["key"] if fld == "value" else f"{cond['key']} [{fld}]"
 
-    # the right-hand side: a constant, or the matching `other` record(s)
+    # the right-hand side: a constant, or the other record's opposite interval bound
     if "value" in cond:
         pairs = [(k, v, cond["value"], _rhs_text(op, cond["value"])) for k, v in lhs]
     else:
-        ofld = cond.get("other_field", "value")
+        ofld = cond["other_field"]
         other = cond["other"]
         pairs = []
         wild = dict(matches)
@@ -281,23 +365,20 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
             if ovalue is None:
                 return Outcome(UNTESTABLE, [f"{okey} has no numeric field '{ofld}'"], used)
             used.append(okey)
-            pairs.append((key, value, ovalue, f"{op} {okey} = {_fmt(ovalue)}"))
+            pairs.append((key, value, ovalue, f"{op} {_field_text(okey, ofld)} = {_fmt(ovalue)}"))
 
     fn = AGGREGATES[agg]
-    if fn is not None:
-        if "other" in cond:
-            agg_lhs = fn([v for _, v, _, _ in pairs])
-            agg_rhs = fn([r for _, _, r, _ in pairs])
-            rhs_text = f"{op} {agg}({cond['other']}) = {_fmt(agg_rhs)}"
-        else:
-            agg_lhs, agg_rhs, rhs_text = fn([v for _, v, _, _ in pairs]), cond["value"], None
-            rhs_text = _rhs_text(op, agg_rhs)
-        ok = _compare(op, agg_lhs, agg_rhs)
+    if fn is not None:  # only point values and p-values reach here (validated)
+        agg_lhs = fn([v for _, v, _, _ in pairs])
+        ok = _compare(op, agg_lhs, cond["value"])
         listed = ", ".join(f"{k} = {_fmt(v)}" for k, v, _, _ in pairs)
-        evidence = [f"{agg}({label}) = {_fmt(agg_lhs)} {rhs_text} [{listed}]"]
+        label = _field_text(cond["key"], fld)
+        evidence = [f"{agg}({label}) = {_fmt(agg_lhs)} {_rhs_text(op, cond['value'])} [{listed}]"]
         return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
 
-    results = [(_compare(op, v, r), f"{k} = {_fmt(v)} {t}") for k, v, r, t in pairs]
+    results = [
+        (_compare(op, v, r), f"{_field_text(k, fld)} = {_fmt(v)} {t}") for k, v, r, t in pairs
+    ]
     ok = all(r for r, _ in results) if agg == "all" else any(r for r, _ in results)
     evidence = [("holds: " if r else "fails: ") + text for r, text in results]
     return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
@@ -369,6 +450,7 @@ def results_json(results: Sequence[ClaimResult], mode: str) -> dict[str, Any]:
         "claims": {
             r.claim.id: {
                 "statement": r.claim.statement,
+                "negative": r.claim.negative,
                 "verdict": r.verdict,
                 "keys": r.outcome.keys,
                 "evidence": r.outcome.evidence,
@@ -383,13 +465,14 @@ def results_json(results: Sequence[ClaimResult], mode: str) -> dict[str, Any]:
 
 _VERDICT_WORD = {SUPPORTED: "supported", REFUTED: "refuted", UNTESTABLE: "untestable"}
 
-VERDICT_PREAMBLE = r"""% \Claim{id}{sentence}: the sentence, marked as checked and linked.
+VERDICT_PREAMBLE = r"""% \Claim{id}{sentence}: a supported claim's sentence, checked and linked;
+% a refuted claim's negative sentence from claims.yaml instead; an untestable one bracketed.
 \providecommand\hyperlink[2]{#2}
 \DeclareRobustCommand\Claim[2]{\ifcsname rc@claim@#1\endcsname
   \expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@supported
     #2\textsuperscript{\hyperlink{claim:#1}{\S}}%
   \else\expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@refuted
-    [\textbf{\hyperlink{claim:#1}{Not supported by this dataset}}: #2]%
+    \emph{\csname rc@claimneg@#1\endcsname}\textsuperscript{\hyperlink{claim:#1}{\S}}%
   \else
     [\emph{\hyperlink{claim:#1}{Not testable on this dataset}}: #2]%
   \fi\fi
@@ -399,19 +482,61 @@ VERDICT_PREAMBLE = r"""% \Claim{id}{sentence}: the sentence, marked as checked a
 \def\rc@claim@refuted{refuted}
 """
 
+#: what the paper says about the mode that built it (``\ClaimsModeSentence``)
+MODE_SENTENCES = {
+    ClaimsMode.report: (
+        "This PDF was built in report mode: a claim the data do not support is printed in "
+        "its negative form, in italics, and the build goes on."
+    ),
+    ClaimsMode.strict: (
+        "This PDF was built in strict mode: a claim the data do not support would have "
+        "stopped the build, so every claim printed here is supported or not testable."
+    ),
+}
 
-def render_verdicts_tex(results: Sequence[ClaimResult]) -> str:
-    """``claim_verdicts.tex``: one verdict macro per claim plus ``\\Claim``."""
+
+def render_verdicts_tex(results: Sequence[ClaimResult], mode: str = ClaimsMode.report) -> str:
+    """``claim_verdicts.tex``: one verdict and one negative sentence per claim, ``\\Claim``,
+    and the mode that built the paper (``\\ClaimsMode``, ``\\ClaimsModeSentence``)."""
     lines = [
         "% Generated by rule `claims` from paper/claims.yaml. Do not edit.",
         r"\makeatletter",
         VERDICT_PREAMBLE.rstrip(),
+        rf"\newcommand\ClaimsMode{{{escape_latex(mode)}}}",
+        rf"\newcommand\ClaimsModeSentence{{{escape_latex(MODE_SENTENCES[ClaimsMode(mode)])}}}",
     ]
     for r in results:
+        cid = r.claim.id
         word = _VERDICT_WORD[r.verdict]
-        lines.append(f"\\expandafter\\def\\csname rc@claim@{r.claim.id}\\endcsname{{{word}}}")
+        lines.append(f"\\expandafter\\def\\csname rc@claim@{cid}\\endcsname{{{word}}}")
+        negative = escape_latex(r.claim.negative or f"Claim {cid} is {NEGATIVE_PHRASE}.")
+        lines.append(f"\\expandafter\\def\\csname rc@claimneg@{cid}\\endcsname{{{negative}}}")
     lines.append(r"\makeatother")
     return "\n".join(lines) + "\n"
+
+
+def _leaf_text(cond: Mapping[str, Any]) -> str:
+    fld = cond.get("field", "value")
+    key = texttt(cond["key"])
+    if fld in BOUNDS:
+        lhs = f"{'lower' if fld == 'ci_low' else 'upper'} CI bound of {key}"
+    elif fld in P_FIELDS:
+        lhs = ("adjusted " if fld == "extra.p_adjusted" else "") + f"$p$-value of {key}"
+    elif fld == "value":
+        lhs = key
+    else:
+        lhs = f"{escape_latex(fld)} of {key}"
+    if "*" in cond["key"]:
+        agg = cond.get("aggregate", "all")
+        lhs = ("every " if agg == "all" else f"{escape_latex(agg)} of ") + lhs
+    if cond.get("exclude"):
+        lhs += " (excluding " + ", ".join(texttt(e) for e in cond["exclude"]) + ")"
+    if "value" in cond:
+        rhs = escape_latex(_rhs_text(cond["op"], cond["value"]))
+    else:
+        bound = "upper" if cond["other_field"] == "ci_high" else "lower"
+        rhs = escape_latex(cond["op"]) + f" {bound} CI bound of " + texttt(cond["other"])
+    return f"{lhs} {rhs}"
 
 
 def _condition_text(cond: Mapping[str, Any]) -> str:
@@ -421,26 +546,42 @@ def _condition_text(cond: Mapping[str, Any]) -> str:
         if kind in cond:
             joiner = r" \textbf{and} " if kind == "all" else r" \textbf{or} "
             return "(" + joiner.join(_condition_text(c) for c in cond[kind]) + ")"
-    fld = cond.get("field", "value")
-    lhs = texttt(cond["key"]) + ("" if fld == "value" else f" [{escape_latex(fld)}]")
-    agg = cond.get("aggregate", "all")
-    if "*" in cond["key"]:
-        lhs = f"{escape_latex(agg)} of {lhs}"
-    if cond.get("exclude"):
-        lhs += " (excluding " + ", ".join(texttt(e) for e in cond["exclude"]) + ")"
-    if "value" in cond:
-        rhs = escape_latex(_rhs_text(cond["op"], cond["value"]))
-    else:
-        rhs = escape_latex(cond["op"]) + " " + texttt(cond["other"])
-    return f"{lhs} {rhs}"
+    return _leaf_text(cond)
 
 
-def render_claims_tex(results: Sequence[ClaimResult], mode: str) -> str:
+def _values_text(result: ClaimResult, numbers: Mapping[str, Mapping[str, Any]]) -> str:
+    """The values a claim was judged on: each record's value with its interval (linked), never
+    a p-value in the value's place; p-values appear only in the evidence, named as such."""
+    keys = [k for k in result.outcome.keys if k in numbers]
+    if not keys or result.verdict == UNTESTABLE:
+        return ""
+    cells = []
+    for k in keys:
+        rec = numbers[k]
+        has_ci = rec.get("ci_low") is not None and rec.get("ci_high") is not None
+        cells.append(f"{breakable(k)} = " + (f"\\rcint{{{k}}}" if has_ci else f"\\rc{{{k}}}"))
+    return r"\newline values: " + "; ".join(cells)
+
+
+def _evidence_tex(text: str) -> str:
+    """One evidence line: record keys may break at their separators, numbers never do."""
+    return " ".join(
+        breakable(tok)
+        if re.match(r"[A-Za-z]", tok) and re.search(r"[._]", tok)
+        else escape_number(tok)
+        for tok in text.split(" ")
+    )
+
+
+def render_claims_tex(
+    results: Sequence[ClaimResult], mode: str, numbers: Mapping[str, Mapping[str, Any]]
+) -> str:
     """The appendix table: every claim, its condition, the values it was judged on, verdict."""
     lines = [
         "% Generated by rule `claims` from paper/claims.yaml. Do not edit.",
         r"\begingroup\footnotesize",
-        r"\begin{longtable}{@{}p{0.2\linewidth}p{0.52\linewidth}p{0.2\linewidth}@{}}",
+        r"\begin{longtable}{@{}>{\raggedright}p{0.2\linewidth}>{\raggedright}p{0.52\linewidth}"
+        r">{\raggedright\arraybackslash}p{0.2\linewidth}@{}}",
         r"\toprule",
         r"Claim & Condition and values on this dataset & Verdict \\",
         r"\midrule\endhead",
@@ -449,16 +590,15 @@ def render_claims_tex(results: Sequence[ClaimResult], mode: str) -> str:
     for r in results:
         verdict = {
             SUPPORTED: "supported",
-            REFUTED: r"\textbf{not supported}",
+            REFUTED: r"\textbf{not supported}; printed as: " + escape_latex(r.claim.negative),
             UNTESTABLE: r"\emph{not testable on this dataset}",
         }[r.verdict]
-        values = "".join(r"\newline\quad " + breakable(e) for e in r.outcome.evidence)
-        used = ", ".join(f"\\rc{{{k}}}" for k in r.outcome.keys if "*" not in k)
-        keys_line = rf"\newline values: {used}" if used and r.verdict != UNTESTABLE else ""
+        evidence = "".join(r"\newline\quad " + _evidence_tex(e) for e in r.outcome.evidence)
         lines.append(
             rf"\raisebox{{1.5ex}}{{\hypertarget{{claim:{r.claim.id}}}{{}}}}"
             rf"{texttt(r.claim.id)}\newline {escape_latex(r.claim.statement)} & "
-            rf"{_condition_text(r.claim.condition)}{keys_line}{values} & {verdict} \\"
+            rf"{_condition_text(r.claim.condition)}{_values_text(r, numbers)}"
+            rf"\newline checked:{evidence} & {verdict} \\"
         )
         lines.append(r"\midrule")
     if results:

@@ -37,6 +37,27 @@ def latex_errors(log_text: str, limit: int = 5) -> list[str]:
     return out
 
 
+_OVERFULL = re.compile(r"^Overfull \\[hv]box \((?P<pt>[\d.]+)pt too (?:wide|high)\).*$", re.M)
+_FLOAT = re.compile(r"^.*Float too large for page.*$", re.M)
+_TEX_FILE = re.compile(r"\(([^()\s]+\.tex)")
+
+
+def layout_defects(log_text: str, tolerance_pt: float = 1.0) -> list[str]:
+    """The log lines of a page layout defect: every "Float too large" (a float cut off at the
+    page foot, its last rows unseen) and every overfull box wider or higher than
+    ``tolerance_pt`` (text running into the margin). Sub-point overflows are invisible."""
+    opened = [(m.start(), m.group(1)) for m in _TEX_FILE.finditer(log_text)]
+
+    def where(pos: int) -> str:
+        # the .tex file LaTeX opened last before the message (a hint; closings are not tracked)
+        last = next((name for start, name in reversed(opened) if start < pos), "main.tex")
+        return f"[after {last}] "
+
+    defects = list(_FLOAT.finditer(log_text))
+    defects += [m for m in _OVERFULL.finditer(log_text) if float(m["pt"]) > tolerance_pt]
+    return [where(m.start()) + m.group(0).strip() for m in sorted(defects, key=lambda m: m.start())]
+
+
 def compile_paper(
     main_tex: Path | str,
     out_pdf: Path | str,

@@ -65,6 +65,52 @@ def row_label(row: str) -> str:
     return label
 
 
+#: words for the key fragments of open-ended key families (a table label is words, never a
+#: key fragment such as ``final / reference / sim-llm-a / f1``); model ids stay as they are
+FRAGMENT_WORDS = {
+    "auroc": "AUROC",
+    "f1": "F1",
+    "kappa": "Cohen's \u03ba",
+    "spearman": "Spearman \u03c1",
+    "kendall": "Kendall \u03c4",
+    "final": "final round",
+    "pilot": "pilot round",
+    "pilot2": "second pilot round",
+    "pilot_graded": "graded pilot round",
+    "reference": "zero-shot",
+    "zero_shot": "zero-shot",
+    "acceptance_all": "people's acceptance of all attributes",
+    "acceptance_kept": "people's acceptance of the attributes kept",
+    "kept_share": "share of attributes kept",
+    "zero_shot_acceptance_kept": "zero-shot: people's acceptance of the attributes kept",
+    "zero_shot_f1": "zero-shot: F1",
+    "zero_shot_kept_share": "zero-shot: share of attributes kept",
+    "human_rate": "share relevant to people",
+    "predicted_rate": "share predicted relevant",
+    "minus_zero_shot": "minus zero-shot",
+    "f1_minus_zero_shot": "F1 minus zero-shot",
+    "judge": "model judge",
+    "ordinal": "ordinal reward model",
+    "pairwise": "pairwise reward model",
+    "pointwise": "pointwise reward model",
+    "detector_accuracy": "mention detector accuracy",
+}
+
+
+def key_words(fragment: str) -> str:
+    """Readable LaTeX words for the dotted tail of a key: ``final.reference.sim-llm-a.f1`` ->
+    ``final round, zero-shot, sim-llm-a, F1`` (unknown parts with spaces for underscores; a
+    part starting with a digit belongs to the model id before it, as in ``gpt-5.4``)."""
+    parts: list[str] = []
+    for part in fragment.split("."):
+        if parts and part[:1].isdigit():  # a model id with a version: gpt-5.4
+            parts[-1] += "." + part
+        elif part:
+            parts.append(part)
+    words = [FRAGMENT_WORDS.get(p, p.replace("_", " ")) for p in parts]
+    return escape_latex(", ".join(words))
+
+
 def _row_order(row: str) -> tuple[int, str]:
     return (LEADING_ROWS.index(row) if row in LEADING_ROWS else len(LEADING_ROWS), row)
 
@@ -237,9 +283,7 @@ class KeyListTable:
             for key in keys:
                 m = rx.match(key)
                 rest = key[key.rfind(".", 0, m.end() if m else len(key)) + 1 :] or key
-                label = self.labels.get(key) or escape_latex(
-                    rest.replace(".", " / ").replace("_", " ")
-                )
+                label = self.labels.get(key) or key_words(rest)
                 if SMALL_MODEL in key:
                     label += r"$^\dagger$"
                 n = f"\\rcn{{{key}}}" if numbers[key].get("n") is not None else "--"

@@ -25,6 +25,7 @@ from tests.figures.handmade import (
     MENTION_DELTA,
     MENTION_RATE,
     kappa_long,
+    rec,
     stage1_records,
     stage1_tables,
     stage2_records,
@@ -308,17 +309,35 @@ def test_mention_habit_vs_bias_scatters_models_with_the_spearman_record() -> Non
     assert len(ci_segments(ax)) == 2 * len(models)  # x and y interval per model, no caps
     spearman = [t.get_text() for t in ax.texts if t.get_gid() == "spearman"]
     assert spearman == ["Spearman ρ = 1.00\nn = 4 models"]
-    assert [ln.get_gid() for ln in ax.get_lines() if ln.get_gid() == "theil-sen"]
-    assert [ln for ln in ax.get_lines() if ln.get_gid() == "human"]
+    # a rank correlation draws no fitted line: only the reference lines (zero, people)
+    assert sorted(ln.get_gid() for ln in ax.get_lines()) == ["human", "zero"]
+    assert not with_gid(ax, PathCollection, "excluded")
     assert "stage3.mention_habit_vs_bias.spearman" in fig.study.records
     assert "stage3.mention_delta.human" in fig.study.records
+
+
+def test_mention_habit_vs_bias_draws_caveated_models_hollow_outside_the_statistic() -> None:
+    records = stage3_records()
+    records["stage3.mention_habit_vs_bias.spearman"] = rec(
+        0.9, -0.17, 1.0, n=3, extra={"excluded_models": ["sim-llm-b"], "p_value": 0.083}
+    )
+    records["stage3.mention_rate.sim-llm-d"]["extra"] = {"caveat": "near random"}
+    fig = mention_habit_vs_bias_figure(records)
+    ax = fig.axes[0]
+    filled = with_gid(ax, PathCollection, "models")[0].get_offsets()
+    hollow = with_gid(ax, PathCollection, "excluded")[0].get_offsets()
+    np.testing.assert_allclose(filled[:, 0], [MENTION_RATE["gpt-5.4"], MENTION_RATE["sim-llm-c"]])
+    np.testing.assert_allclose(hollow[:, 0], [MENTION_RATE["sim-llm-b"], MENTION_RATE["sim-llm-d"]])
+    assert "(sim-llm-b, sim-llm-d) are left out of the correlation" in fig.study.caption
+    spearman = [t.get_text() for t in ax.texts if t.get_gid() == "spearman"]
+    assert spearman == ["Spearman ρ = 0.90 [-0.17, 1.00], p = 0.083\nn = 3 models"]
 
 
 def test_mention_habit_vs_bias_without_spearman_and_placeholder() -> None:
     fig = mention_habit_vs_bias_figure(stage3_records(with_spearman=False))
     ax = fig.axes[0]
     assert not [t for t in ax.texts if t.get_gid() == "spearman"]
-    assert not [ln for ln in ax.get_lines() if ln.get_gid() == "theil-sen"]
+    assert sorted(ln.get_gid() for ln in ax.get_lines()) == ["human", "zero"]
     assert "not reported for this dataset" in fig.study.caption
     one = {k: v for k, v in stage3_records().items() if "gpt-5.4" in k}
     assert_placeholder(mention_habit_vs_bias_figure(one), "1 model with both")

@@ -67,6 +67,10 @@ def stage2_records(round_: str, individual_humans: bool) -> list[Record]:
             rec(f"{p}.ceiling.kappa_human_vs_rest", 0.5, ".2f", 0.05),
             rec(f"{p}.ceiling.f1_human_vs_rest", 0.6, ".3f", 0.05),
             rec(f"{p}.relevance_rate.human", 0.2, ".1%", 0.02),
+            # paired differences of the pair-type kappas (same resamples; issue 15)
+            rec(f"{p}.kappa_diff.model_model_minus_human_model", 0.3, "+.2f", 0.05),
+            rec(f"{p}.kappa_diff.human_human_minus_human_model", 0.13, "+.2f", 0.05),
+            rec(f"{p}.kappa_diff.model_model_minus_human_human", 0.17, "+.2f", 0.05),
         ]
     return out
 
@@ -76,7 +80,13 @@ def stage3_records() -> list[Record]:
         rec("stage3.no_better_share", 0.546, ".1%", 0.03, n=1101),
         rec("stage3.mean_rating.human", 3.1, ".2f", 0.1),
         rec("stage3.mention_delta.human", 0.03, "+.2f", 0.05),
-        rec("stage3.mention_habit_vs_bias.spearman", 0.9, ".2f", 0.1),
+        rec(
+            "stage3.mention_habit_vs_bias.spearman",
+            0.9,
+            ".2f",
+            0.1,
+            extra={"p_value": 0.0167, "p_method": "exact permutation"},
+        ),
         rec("stage3.ceiling.spearman_human_vs_rest", 0.4, ".2f", 0.05),
     ]
     for g in ("sim-gen-alpha", "sim-gen-beta"):
@@ -108,6 +118,12 @@ def interventions_records(with_stage3: bool) -> list[Record]:
         rec("stage2.classifier.final.f1", 0.52, ".3f", 0.03),
         rec("stage2.classifier.final.precision", 0.5, ".3f", 0.03),
     ]
+    for m in MODELS:  # the trained models minus each zero-shot model, paired (issue 15)
+        out += [
+            rec(f"stage1.verifier.minus_zero_shot.{m}.kappa", 0.2, "+.2f", 0.05),
+            rec(f"stage1.verifier.minus_zero_shot.{m}.auroc", 0.1, "+.3f", 0.03),
+            rec(f"stage2.classifier.final.f1_minus_zero_shot.{m}", 0.08, "+.3f", 0.03),
+        ]
     if with_stage3:
         out += [
             rec("stage3.reward_model.pointwise.spearman", 0.31, ".2f", 0.05),

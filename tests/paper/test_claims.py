@@ -17,10 +17,21 @@ def numbers(**values: float) -> dict[str, dict]:
     return {k.replace("__", "."): {"value": v} for k, v in values.items()}
 
 
+NEGATIVE = "That this holds is not supported on this dataset."
+LOW = {"key": "k", "field": "ci_low", "op": ">", "value": 0}
+
+
 def write_claims(tmp_path: Path, entries: list[dict]) -> Path:
+    """``claims.yaml`` of ``entries``; each gets a negative sentence unless it sets one."""
     path = tmp_path / "claims.yaml"
+    entries = [{"negative": NEGATIVE, **e} if "negative" not in e else e for e in entries]
     path.write_text(yaml.safe_dump({"claims": entries}), encoding="utf-8")
     return path
+
+
+def lower_above(key: str, value: float) -> dict:
+    """The condition "the interval of ``key`` lies above ``value``"."""
+    return {"key": key, "field": "ci_low", "op": ">", "value": value}
 
 
 def fixture_numbers(kind: str) -> dict[str, dict]:
@@ -30,16 +41,25 @@ def fixture_numbers(kind: str) -> dict[str, dict]:
     return out
 
 
+def est(value: float, low: float, high: float, **extra: float) -> dict:
+    return {"value": value, "ci_low": low, "ci_high": high, "extra": extra}
+
+
 NUMS = {
-    "stage2.final.over_selection.gpt": {"value": 2.4, "extra": {"p_adjusted": 0.01}},
-    "stage2.final.over_selection.gemma": {"value": 2.0, "extra": {"p_adjusted": 0.2}},
-    "stage2.final.over_selection.smollm2-135m": {"value": 0.8},
-    "stage2.final.recall_vs_majority.gpt": {"value": 0.8},
-    "stage2.final.precision_vs_majority.gpt": {"value": 0.4},
-    "stage2.final.recall_vs_majority.gemma": {"value": 0.7},
-    "stage2.final.precision_vs_majority.gemma": {"value": 0.3},
+    "stage2.final.over_selection.gpt": est(2.4, 2.1, 2.7, p_adjusted=0.01),
+    "stage2.final.over_selection.gemma": est(2.0, 0.9, 3.1, p_adjusted=0.2),
+    "stage2.final.over_selection.smollm2-135m": est(0.8, 0.5, 1.1),
+    "stage2.final.recall_vs_majority.gpt": est(0.8, 0.75, 0.85),
+    "stage2.final.precision_vs_majority.gpt": est(0.4, 0.35, 0.45),
+    "stage2.final.recall_vs_majority.gemma": est(0.7, 0.6, 0.8),
+    "stage2.final.precision_vs_majority.gemma": est(0.3, 0.2, 0.4),
     "stage2.final.kappa.model_model": {"value": 0.6, "ci_low": 0.5},
     "stage2.final.kappa.human_model": {"value": 0.3},
+    # paired differences: one clear, one whose interval straddles zero
+    "stage2.final.kappa_diff.model_model_minus_human_model": est(0.3, 0.25, 0.35),
+    "stage2.final.kappa_diff.model_model_minus_human_human": est(0.02, -0.01, 0.05),
+    # five models: a point estimate well above zero, an exact p above 0.05
+    "stage3.mention_habit_vs_bias.spearman": est(0.9, -0.17, 1.0, p_value=0.083),
 }
 
 
@@ -78,27 +98,67 @@ def test_leaf_comparisons_and_aggregates() -> None:
     )
 
 
-def test_key_against_key_and_paired_globs() -> None:
-    assert (
-        verdict(
-            {
-                "key": "stage2.final.kappa.human_model",
-                "op": "<",
-                "other": "stage2.final.kappa.model_model",
-            }
-        )
-        == C.SUPPORTED
-    )
+def test_directional_claims_are_judged_on_the_difference_interval() -> None:
+    """A difference whose point estimate is positive but whose interval reaches zero does not
+    support "more than"; one whose lower bound is above zero does."""
+
+    def above_zero(key: str) -> dict:
+        return {"key": key, "field": "ci_low", "op": ">", "value": 0.0}
+
+    clear = "stage2.final.kappa_diff.model_model_minus_human_model"
+    straddles = "stage2.final.kappa_diff.model_model_minus_human_human"
+    assert verdict(above_zero(clear)) == C.SUPPORTED
+    assert NUMS[straddles]["value"] > 0  # the point value alone would have said yes
+    assert verdict(above_zero(straddles)) == C.REFUTED
+    out = C.evaluate(above_zero(straddles), NUMS)
+    assert out.evidence == [f"fails: {straddles} lower CI bound = -0.01 > 0"]
+    # an upper bound below the null: the other direction
+    below = {"key": straddles, "field": "ci_high", "op": "<", "value": 0.1}
+    assert verdict(below) == C.SUPPORTED
+
+
+def test_interval_conditions_over_globs() -> None:
+    over = "stage2.final.over_selection.*"
+    every = {"key": over, "exclude": ["*smollm2*"], "field": "ci_low", "op": ">", "value": 1.0}
+    # gemma's ratio is 2.0 but its interval reaches below 1: not every model over-selects
+    assert verdict(dict(every, aggregate="all")) == C.REFUTED
+    assert verdict(dict(every, aggregate="any")) == C.SUPPORTED
+    out = C.evaluate(dict(every, aggregate="all"), NUMS)
+    assert "fails: stage2.final.over_selection.gemma lower CI bound = 0.9 > 1" in out.evidence
+    assert "holds: stage2.final.over_selection.gpt lower CI bound = 2.1 > 1" in out.evidence
+    # a record without an interval cannot be judged on one: not testable, never a pass
+    no_ci = {"key": "stage2.final.kappa.human_model", "field": "ci_low", "op": ">", "value": 0}
+    assert verdict(no_ci) == C.UNTESTABLE
+
+
+def test_a_small_sample_correlation_is_judged_on_its_exact_p() -> None:
+    key = "stage3.mention_habit_vs_bias.spearman"
+    claim = {
+        "all": [
+            {"key": key, "op": ">", "value": 0.0},
+            {"key": key, "field": "extra.p_value", "op": "<", "value": 0.05},
+        ]
+    }
+    assert verdict(claim) == C.REFUTED  # rho = 0.9, but p = 0.083
+    out = C.evaluate(claim, NUMS)
+    assert f"fails: {key} p-value = 0.083 < 0.05" in out.evidence
+    exact = dict(NUMS, **{key: est(1.0, 0.2, 1.0, p_value=0.0167)})
+    assert C.evaluate(claim, exact).verdict == C.SUPPORTED
+
+
+def test_non_overlapping_intervals_where_no_difference_record_exists() -> None:
     paired = {
         "key": "stage2.final.recall_vs_majority.*",
+        "field": "ci_low",
         "op": ">",
         "other": "stage2.final.precision_vs_majority.*",
+        "other_field": "ci_high",
     }
     out = C.evaluate(paired, NUMS)
     assert out.verdict == C.SUPPORTED
     assert "stage2.final.precision_vs_majority.gemma" in out.keys
-    flipped = dict(NUMS, **{"stage2.final.precision_vs_majority.gemma": {"value": 0.9}})
-    assert C.evaluate(paired, flipped).verdict == C.REFUTED
+    overlapping = dict(NUMS, **{"stage2.final.precision_vs_majority.gemma": est(0.55, 0.45, 0.65)})
+    assert C.evaluate(paired, overlapping).verdict == C.REFUTED
 
 
 def test_absent_keys_make_a_claim_not_testable() -> None:
@@ -132,17 +192,19 @@ def test_a_refuted_claim_stops_the_build_naming_claim_keys_and_values(tmp_path: 
             {
                 "id": "fine",
                 "statement": "Models agree.",
-                "condition": {"key": "stage2.final.kappa.model_model", "op": ">", "value": 0.5},
+                "condition": lower_above("stage2.final.kappa.model_model", 0.4),
             },
             {
                 "id": "too_strong",
-                "statement": "Humans and models agree strongly.",
-                "condition": {"key": "stage2.final.kappa.human_model", "op": ">", "value": 0.8},
+                "statement": "Over-selection is clear for every model.",
+                "condition": dict(
+                    lower_above("stage2.final.over_selection.*", 1.0), exclude=["*smollm2*"]
+                ),
             },
             {
                 "id": "stage3_gap",
                 "statement": "Needs stage 3.",
-                "condition": {"key": "stage3.no_better_share", "op": ">", "value": 0.4},
+                "condition": lower_above("stage3.no_better_share", 0.4),
             },
         ],
     )
@@ -151,8 +213,8 @@ def test_a_refuted_claim_stops_the_build_naming_claim_keys_and_values(tmp_path: 
     with pytest.raises(C.ClaimNotSupported) as err:
         C.check(results, "strict")
     message = str(err.value)
-    assert "too_strong" in message and "stage2.final.kappa.human_model" in message
-    assert "0.3" in message and "> 0.8" in message
+    assert "too_strong" in message and "stage2.final.over_selection.gemma" in message
+    assert "lower CI bound = 0.9 > 1" in message
     assert "fine" not in message.split("paper.claims_mode")[0]
     assert "paper.claims_mode=report" in message
     C.check(results, "report")  # report mode only reports
@@ -172,24 +234,51 @@ def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
             {
                 "id": "ok_claim",
                 "statement": "Models agree 50% of the time.",
-                "condition": {"key": "stage2.final.kappa.model_model", "op": ">", "value": 0.5},
+                "condition": lower_above("stage2.final.kappa.model_model", 0.4),
             },
             {
                 "id": "untested",
                 "statement": "Needs stage 3.",
-                "condition": {"key": "stage3.no_better_share", "op": ">", "value": 0.4},
+                "condition": lower_above("stage3.no_better_share", 0.4),
+            },
+            {
+                "id": "judged_on_p",
+                "statement": "Habit goes with bias.",
+                "negative": "That habit goes with bias is not supported on this dataset.",
+                "condition": {
+                    "key": "stage3.mention_habit_vs_bias.spearman",
+                    "field": "extra.p_value",
+                    "op": "<",
+                    "value": 0.05,
+                },
             },
         ],
     )
     results = C.evaluate_claims(C.load_claims(path), NUMS)
-    table = C.render_claims_tex(results, "strict")
+    table = C.render_claims_tex(results, "strict", NUMS)
     assert r"\hypertarget{claim:ok_claim}" in table
     assert r"50\% of the time" in table
     assert r"\rc{stage2.final.kappa.model_model}" in table  # values link to provenance rows
     assert "not testable on this dataset" in table
-    verdicts = C.render_verdicts_tex(results)
+    # a claim judged on a p-value shows the record's value and interval as its values; the
+    # p-value appears only in the check, named as one
+    row = next(line for line in table.splitlines() if "claim:judged_on_p" in line)
+    values = row.split("values: ")[1].split(r"\newline checked")[0]
+    assert values.endswith(r"\rcint{stage3.mention_habit_vs_bias.spearman}")
+    assert "0.083" not in values
+    assert "p-value = 0.083" in row
+    assert "printed as: That habit goes with bias is not supported on this dataset." in row
+    verdicts = C.render_verdicts_tex(results, "strict")
     assert r"\csname rc@claim@ok_claim\endcsname{supported}" in verdicts
     assert r"\csname rc@claim@untested\endcsname{untestable}" in verdicts
+    assert r"\csname rc@claim@judged_on_p\endcsname{refuted}" in verdicts
+    assert (
+        r"\csname rc@claimneg@judged_on_p\endcsname{That habit goes with bias is not "
+        "supported on this dataset.}" in verdicts
+    )
+    assert r"\newcommand\ClaimsMode{strict}" in verdicts
+    assert "built in strict mode" in verdicts
+    assert "built in report mode" in C.render_verdicts_tex(results, "report")
 
 
 @pytest.mark.parametrize(
@@ -236,6 +325,37 @@ def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
                 "condition": {"key": "k", "field": "__class__", "op": ">", "value": 1},
             },
             "field",
+        ),
+        ({"id": "x", "statement": "s", "negative": "", "condition": LOW}, "negative"),
+        (
+            {"id": "x", "statement": "s", "negative": "It is false.", "condition": LOW},
+            "not supported on this dataset",
+        ),
+        (
+            {"id": "x", "statement": "s", "condition": {"key": "k", "op": ">", "value": 1}},
+            "not on point values",
+        ),
+        (
+            {"id": "x", "statement": "s", "condition": {"key": "k", "op": ">", "other": "j"}},
+            "not two point values",
+        ),
+        (
+            {
+                "id": "x",
+                "statement": "s",
+                "condition": {
+                    "key": "k",
+                    "field": "ci_low",
+                    "op": ">",
+                    "other": "j",
+                    "other_field": "ci_low",
+                },
+            },
+            "not two point values",
+        ),
+        (
+            {"id": "x", "statement": "s", "condition": {**LOW, "key": "k.*", "aggregate": "mean"}},
+            "no interval",
         ),
     ],
 )

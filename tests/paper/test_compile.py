@@ -36,6 +36,8 @@ Kappa \rcci{stage2.final.kappa.human_human}; alias \StageTwoFinalKappaHumanHuman
 share \rc{stage3.no_better_share}.
 \IfRecordTF{stage9.absent}{PRESENT}{\NotAvailable{stage nine}}
 \Claim{toy}{Models agree with models.}
+\Claim{toyno}{Humans and models agree strongly.}
+\ClaimsModeSentence
 \StudyFigure{kappa_matrix}{A figure this build did not draw.}
 BODYKEY
 \clearpage
@@ -59,10 +61,18 @@ def minimal_paper(root: Path, body: str = "") -> Path:
     gen.mkdir(parents=True)
     (gen / "numbers.tex").write_text(render_numbers_tex(numbers))
     claim = C.Claim(
-        "toy", "Models agree.", {"key": "stage2.final.kappa.model_model", "op": ">", "value": 0.5}
+        "toy",
+        "Models agree.",
+        {"key": "stage2.final.kappa.model_model", "field": "ci_low", "op": ">", "value": 0.5},
+    )
+    refuted = C.Claim(
+        "toyno",
+        "Humans and models agree strongly.",
+        {"key": "stage2.final.kappa.human_model", "field": "ci_low", "op": ">", "value": 0.8},
+        "That humans and models agree strongly is not supported on this dataset.",
     )
     (gen / "claim_verdicts.tex").write_text(
-        C.render_verdicts_tex(C.evaluate_claims([claim], numbers))
+        C.render_verdicts_tex(C.evaluate_claims([claim, refuted], numbers), "report")
     )
     (gen / "figures.tex").write_text(render_figures_tex([], root, root / "paper"))
     used = {"stage2.final.kappa.human_human", "stage3.no_better_share"}
@@ -97,6 +107,10 @@ def test_minimal_paper_compiles_with_numbers_links_and_claims(tmp_path: Path) ->
     assert "alias 0.43" in text and "share 54.6%" in text
     assert "(not available in this dataset: stage nine)" in text
     assert "Models agree with models.§" in text
+    # a claim the data do not support: its negative sentence, not the claim, is printed
+    assert "That humans and models agree strongly is not supported on this dataset.§" in text
+    assert "Humans and models agree strongly." not in text
+    assert "This PDF was built in report mode" in text
     assert "Figure kappa_matrix is not produced in this build." in text
     assert "stage3.no_better_share" in text  # its provenance row
 
@@ -178,7 +192,7 @@ def test_a_claim_the_data_do_not_support_stops_a_strict_build(tmp_path: Path) ->
     assert proc.returncode != 0
     log = (work / "logs" / "test" / "claims.log").read_text()
     assert "personalization_often_no_better" in log
-    assert "stage3.no_better_share" in log and "0.546" in log and "> 0.9" in log
+    assert "stage3.no_better_share lower CI bound = 0.516 > 0.9" in log  # judged on the CI
     snakemake(work, "paper/generated/test/claims.tex")
     tex = (work / "paper" / "generated" / "test" / "claims.tex").read_text()
     assert r"\textbf{not supported}" in tex

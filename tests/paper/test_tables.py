@@ -7,7 +7,7 @@ from pathlib import Path
 
 from analysis.llm.store import iter_store
 from analysis.paper.call_usage import shard_counts, usage_records
-from analysis.paper.tables import TABLE_NAMES, TABLES, render_tables
+from analysis.paper.tables import TABLE_NAMES, TABLES, key_words, render_tables
 from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 
@@ -73,6 +73,15 @@ def test_interventions_list_every_key_of_each_family() -> None:
     ):
         assert f"\\rcint{{{key}}}" in tex
     assert "Stage-3 controls and checks" in tex
+
+
+def test_labels_are_words_not_key_fragments() -> None:
+    assert key_words("final.reference.sim-llm-a.f1") == "final round, zero-shot, sim-llm-a, F1"
+    assert key_words("judge.gpt-5.4.kendall") == r"model judge, gpt-5.4, Kendall \ensuremath{\tau}"
+    assert key_words("controls.position_consistency.x") == "controls, position consistency, x"
+    for name, tex in render_tables(numbers_of("full")).items():
+        rows = [ln.split(" & ")[0] for ln in tex.splitlines() if " & " in ln and "\\rc" in ln]
+        assert not [r for r in rows if " / " in r], (name, rows)  # no "final / reference / ..."
 
 
 def test_call_usage_records_per_stage_and_model(tmp_path: Path) -> None:

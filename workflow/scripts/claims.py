@@ -17,5 +17,5 @@ with rule_logging(snakemake) as log:
     claims.check(results, mode)
     dump_json(claims.results_json(results, mode), snakemake.output.json)
     out = snakemake.output
-    Path(out.tex).write_text(claims.render_claims_tex(results, mode), encoding="utf-8")
-    Path(out.verdicts).write_text(claims.render_verdicts_tex(results), encoding="utf-8")
+    Path(out.tex).write_text(claims.render_claims_tex(results, mode, numbers), encoding="utf-8")
+    Path(out.verdicts).write_text(claims.render_verdicts_tex(results, mode), encoding="utf-8")
