@@ -6,11 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.stages.steps import CALL_STEPS
-from tests.conftest import REPO_ROOT, run_snakemake
+from tests.conftest import REPO_ROOT, fake_models_group, run_snakemake
 
 MODEL_RULES = {
     "attribute_extraction",
@@ -92,23 +91,6 @@ def test_a_replay_miss_in_a_rule_prints_the_runs_own_overrides(tmp_path) -> None
     command = re.search(r'snakemake --cores all --config overrides="([^"]+)"', log)
     assert command, log[-2000:]
     assert command.group(1).split() == [*overrides.split(), "llm.mode=record"]
-
-
-def fake_models_group(work: Path, name: str, base_url: str) -> str:
-    """A models group in the workflow copy with one model served by the fake server."""
-    spec = {
-        name: {
-            "description": "the fake OpenAI-compatible test server (echoes; not a model)",
-            "base_url": base_url,
-            "api_key_env": None,
-            "params": {"temperature": 0.0, "max_tokens": 16},
-            "price_input_per_mtok": 1.0,
-            "price_output_per_mtok": 2.0,
-            "max_concurrency": 2,
-        }
-    }
-    (work / "config" / "models" / "fakeserver.yaml").write_text(yaml.safe_dump(spec))
-    return "models=fakeserver"
 
 
 @pytest.mark.slow
