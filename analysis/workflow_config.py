@@ -31,6 +31,7 @@ from analysis.settings import ConfigError
 
 __all__ = [
     "ConfigError",
+    "call_store_root",
     "code_hash",
     "compose_config",
     "compose_typed",
@@ -232,6 +233,46 @@ def runtime_llm_keys(
     """
     cfg = compose_config(overrides_from_snakemake(snakemake_config), config_dir)
     return {k: cfg["llm"][k] for k in settings.LLM_RUNTIME_KEYS}
+
+
+#: the storage provider whose prefix is a path every job mounts (a claim on Kubernetes)
+SHARED_PATH_PROVIDER = "fs"
+
+
+def call_store_root(
+    cfg: Mapping[str, Any], storage_provider: str | None, storage_prefix: str | None
+) -> str | None:
+    """The call store that model-call jobs use when files move through a storage provider.
+
+    The store is written as calls complete (each record fsynced, so a failed or killed job
+    keeps every call it paid for), not declared as a rule output: an output is deleted before
+    its job runs, is never stored when the job fails, and can not also be the input that a
+    resumed run or a replay reads. So on a cluster without a shared file system (Kubernetes,
+    sources unpacked in each pod) the jobs use the store on the shared claim itself,
+    ``<prefix>/<llm.store>``, in every mode: record appends there, replay only reads the
+    same files. ``None`` (the store beside the sources) for a run without a storage provider
+    or with an absolute ``llm.store``. A provider whose prefix is no mounted path (s3, gcs)
+    cannot hold an appended store: recording with one is an error, replay reads the sources'.
+    """
+    store = str(cfg["llm"]["store"])
+    if storage_provider is None or Path(store).is_absolute():
+        return None
+    if storage_provider != SHARED_PATH_PROVIDER:
+        if cfg["llm"]["mode"] == settings.LlmMode.replay:
+            return None
+        raise ConfigError(
+            f"llm.mode={cfg['llm']['mode']} with the '{storage_provider}' storage provider: "
+            "recorded calls would stay in the job's pod and be lost. Record where every job "
+            f"reaches the call store: the '{SHARED_PATH_PROVIDER}' provider on a shared claim, "
+            "an absolute llm.store on a file system every job mounts, or a local or SLURM run "
+            "(docs/cluster.md 'Recording calls on a cluster')."
+        )
+    if not storage_prefix:
+        raise ConfigError(
+            f"the '{SHARED_PATH_PROVIDER}' storage provider needs --default-storage-prefix "
+            "(the folder on the shared claim that holds the repository)"
+        )
+    return str(Path(storage_prefix).absolute() / store)
 
 
 def stage_models(cfg: Mapping[str, Any], stage: str, role: str) -> list[str]:

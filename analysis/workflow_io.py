@@ -72,7 +72,8 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config params) is the
     shard count. The runtime-only ``llm`` keys (timeouts, retries, polling) come from the run's
     config, not from params, so changing them reruns nothing. Inputs are read by the step's
-    input names, in its order.
+    input names, in its order. ``params.store``, set when files move through a storage
+    provider, is the call store on the shared claim (``call_store_root``).
     """
     from analysis.stages.prompts import PromptSet
     from analysis.stages.requests import caller_from_config
@@ -87,6 +88,8 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     prompts = PromptSet.from_config(cfg["prompts"])
     repo = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
     llm = {**cfg["llm"], **runtime_llm_keys(smk.config, repo / "config")}
+    if smk.params.get("store"):  # the store on a storage provider's shared claim (cluster.md)
+        llm["store"] = smk.params.store
     caller = caller_from_config(
         smk.wildcards.model,
         smk.params.model,

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from analysis import REPO_ROOT
 
@@ -83,3 +84,21 @@ def run_snakemake(
             f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
         )
     return proc
+
+
+def fake_models_group(work: Path, name: str, base_url: str) -> str:
+    """Add a models group to a workflow copy: one model served by the fake OpenAI-compatible
+    server at ``base_url`` (analysis/llm/fake_server.py); returns the override selecting it."""
+    spec = {
+        name: {
+            "description": "the fake OpenAI-compatible test server (echoes; not a model)",
+            "base_url": base_url,
+            "api_key_env": None,
+            "params": {"temperature": 0.0, "max_tokens": 16},
+            "price_input_per_mtok": 1.0,
+            "price_output_per_mtok": 2.0,
+            "max_concurrency": 2,
+        }
+    }
+    (work / "config" / "models" / "fakeserver.yaml").write_text(yaml.safe_dump(spec))
+    return "models=fakeserver"

@@ -8,8 +8,8 @@ A batch is paid once: before anything is uploaded, the calls are saved in a stat
 the shard (``<shard>.batch.json``); the input file id and the batch id are added as soon as
 they exist. A run that is interrupted, or that stops waiting after ``batch_timeout_s``
 (``BatchPending``), leaves the state behind, and the next run resumes that batch instead of
-submitting a new one. If the input file was uploaded but the run died before the batch id was
-saved, the existing batch is found by its input file id.
+submitting a new one. If the input file was uploaded but the run died (or the create request
+timed out) before the batch id was saved, the existing batch is found by its input file id.
 
 Storing the results is idempotent: a run killed half-way through them resumes the batch and
 stores only the results not stored yet (by ``batch_id``); the state is deleted after the last.
@@ -17,20 +17,25 @@ A line of the output that is not JSON is reported with batch, file and line, the
 are stored, and its call is reported failed, so the next run makes it again. An unknown or
 repeated ``custom_id`` is warned about and never replaces the first answer. A batch that
 failed as a whole reports the provider's own errors.
+
+Every request to the endpoint (upload, create, list, poll, download) is one attempt under the
+same total deadline as a chat call (``timeout_s``, connect to last byte) and retried like one;
+the client is async so that a deadline cancels the request and closes its connection.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openai import OpenAI
+from openai import AsyncOpenAI
 
 from analysis.llm.calls import ChatRequest, PendingCall, make_record
 from analysis.llm.client import (
@@ -38,7 +43,7 @@ from analysis.llm.client import (
     EndpointNotFound,
     ResponseBodyError,
     parse_completion,
-    retry_sync,
+    retry_op,
 )
 from analysis.llm.models import ModelSpec
 from analysis.llm.progress import CallProgress
@@ -117,7 +122,7 @@ class _BatchRun:
     def __init__(
         self,
         model: ModelSpec,
-        client: OpenAI,
+        client: AsyncOpenAI,
         *,
         stage: str,
         prompt_version: str,
@@ -131,12 +136,12 @@ class _BatchRun:
         self.state_file = state_path(writer.path)
         self.unreadable: list[str] = []  # output lines of the batch being collected, not JSON
 
-    def _op(self, what: str, fn: Any) -> Any:
-        return retry_sync(
+    async def _op(self, what: str, fn: Callable[[], Awaitable[Any]]) -> Any:
+        return await retry_op(
             fn, settings=self.settings, what=f"model {self.model.name}, stage {self.stage}: {what}"
         )
 
-    def submit(self, calls: Sequence[PendingCall]) -> dict[str, Any]:
+    async def submit(self, calls: Sequence[PendingCall]) -> dict[str, Any]:
         """Save state, upload, create the batch; every id is saved as soon as it exists."""
         state: dict[str, Any] = {
             "model": self.model.name,
@@ -146,9 +151,9 @@ class _BatchRun:
             "batch_id": None,
         }
         write_state(self.state_file, state)
-        return self.ensure_batch(state)
+        return await self.ensure_batch(state)
 
-    def ensure_batch(self, state: dict[str, Any]) -> dict[str, Any]:
+    async def ensure_batch(self, state: dict[str, Any]) -> dict[str, Any]:
         """Bring a state up to 'batch exists', reusing whatever an earlier run created."""
         if not state.get("input_file_id"):
             calls = _calls_from_state(state)
@@ -156,40 +161,46 @@ class _BatchRun:
                 json.dumps(batch_line(self.model, c), sort_keys=True) + "\n" for c in calls
             ).encode("utf-8")
             name = f"{self.stage}-{self.model.name}-{self.writer.path.stem}.jsonl"
-            uploaded = self._op(
+            uploaded = await self._op(
                 "upload batch input",
                 lambda: self.client.files.create(file=(name, payload), purpose="batch"),
             )
             state["input_file_id"] = uploaded.id
             write_state(self.state_file, state)
         if not state.get("batch_id"):
-            existing = self._op("list batches", lambda: self._find_batch(state["input_file_id"]))
-            if existing is None:
-                created = self._op(
-                    "create batch",
-                    lambda: self.client.batches.create(
-                        input_file_id=state["input_file_id"],
-                        endpoint=ENDPOINT,
-                        completion_window="24h",
-                        metadata={"recenter_stage": self.stage, "recenter_model": self.model.name},
-                    ),
-                )
-                existing = created.id
-            state["batch_id"] = existing
+            input_file_id = state["input_file_id"]
+            state["batch_id"] = await self._op(
+                "create batch", lambda: self._find_or_create_batch(input_file_id)
+            )
             write_state(self.state_file, state)
         return state
 
-    def _find_batch(self, input_file_id: str) -> str | None:
-        for batch in self.client.batches.list(limit=100):
+    async def _find_or_create_batch(self, input_file_id: str) -> str:
+        """The batch of this input file: an existing one, else a new one. One attempt looks
+        first, so a retry after a create whose answer never arrived (a timeout) finds the batch
+        that create made instead of paying for a second one."""
+        existing = await self._find_batch(input_file_id)
+        if existing is not None:
+            return existing
+        created = await self.client.batches.create(
+            input_file_id=input_file_id,
+            endpoint=ENDPOINT,
+            completion_window="24h",
+            metadata={"recenter_stage": self.stage, "recenter_model": self.model.name},
+        )
+        return created.id
+
+    async def _find_batch(self, input_file_id: str) -> str | None:
+        async for batch in self.client.batches.list(limit=100):
             if batch.input_file_id == input_file_id:
                 return batch.id
         return None
 
-    def wait(self, batch_id: str) -> Any:
+    async def wait(self, batch_id: str) -> Any:
         """Poll until the batch ends; past ``batch_timeout_s`` raise ``BatchPending``."""
         deadline = time.monotonic() + self.settings.batch_timeout_s
         while True:
-            batch = self._op("poll batch", lambda: self.client.batches.retrieve(batch_id))
+            batch = await self._op("poll batch", lambda: self.client.batches.retrieve(batch_id))
             if batch.status in TERMINAL:
                 return batch
             if time.monotonic() >= deadline:
@@ -198,14 +209,14 @@ class _BatchRun:
                     f"'{batch.status}'; its state is saved in {self.state_file}: run again "
                     "to resume it (nothing is submitted twice)"
                 )
-            time.sleep(self.settings.batch_poll_s)
+            await asyncio.sleep(self.settings.batch_poll_s)
 
-    def _lines(self, batch: Any, file_id: str | None) -> list[tuple[str, dict[str, Any]]]:
+    async def _lines(self, batch: Any, file_id: str | None) -> list[tuple[str, dict[str, Any]]]:
         """(where, line) of every JSON line of a result file; a line that is not JSON is
         logged with batch, file and line number and noted in ``self.unreadable``."""
         if not file_id:
             return []
-        content = self._op("download batch file", lambda: self.client.files.content(file_id))
+        content = await self._op("download batch file", lambda: self.client.files.content(file_id))
         lines = []
         for lineno, text in enumerate(content.text.splitlines(), start=1):
             if not text.strip():
@@ -243,7 +254,7 @@ class _BatchRun:
         ]
         return "; ".join(reasons)
 
-    def collect(
+    async def collect(
         self, state: Mapping[str, Any], batch: Any
     ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
         """Store every successful line not stored yet, report every other call as failed."""
@@ -253,7 +264,8 @@ class _BatchRun:
         failures: dict[str, str] = {}
         answered: set[str] = set(fresh)
         where = f"model {self.model.name}, stage {self.stage}"
-        lines = self._lines(batch, batch.output_file_id) + self._lines(batch, batch.error_file_id)
+        lines = await self._lines(batch, batch.output_file_id)
+        lines += await self._lines(batch, batch.error_file_id)
         seen: set[str] = set()
         for place, line in lines:
             key = line.get("custom_id")
@@ -305,14 +317,16 @@ class _BatchRun:
             log.error("batch %s (%s) reports: %s", batch.id, batch.status, reasons)
         return fresh, failures
 
-    def finish(self, state: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-        batch = self.wait(state["batch_id"])
-        fresh, failures = self.collect(state, batch)
+    async def finish(
+        self, state: dict[str, Any]
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        batch = await self.wait(state["batch_id"])
+        fresh, failures = await self.collect(state, batch)
         self.state_file.unlink()  # every paid answer is stored: the batch is done with
         return fresh, failures
 
 
-def execute_batch(
+async def execute_batch(
     model: ModelSpec,
     todo: Sequence[PendingCall],
     *,
@@ -325,7 +339,9 @@ def execute_batch(
     progress: CallProgress,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Resume a saved batch of this shard first, then submit one batch for what is still missing."""
-    client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.timeout_s)
+    client = AsyncOpenAI(
+        base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.timeout_s
+    )
     run = _BatchRun(
         model,
         client,
@@ -343,7 +359,7 @@ def execute_batch(
         if state is not None:
             log.info("resuming batch %s from %s", state.get("batch_id"), run.state_file)
             try:
-                got, lost = run.finish(run.ensure_batch(state))
+                got, lost = await run.finish(await run.ensure_batch(state))
             except EndpointNotFound as err:
                 raise CallError(
                     f"{err}: the batch saved in {run.state_file} (batch {state.get('batch_id')}, "
@@ -356,12 +372,12 @@ def execute_batch(
         remaining = [c for c in todo if c.key not in fresh]
         if remaining:
             failures = {k: v for k, v in failures.items() if k not in {c.key for c in remaining}}
-            got, lost = run.finish(run.submit(remaining))
+            got, lost = await run.finish(await run.submit(remaining))
             fresh.update(got)
             failures.update(lost)
     finally:
         with contextlib.suppress(Exception):
-            client.close()
+            await client.close()
     progress.add_done(len(fresh))
     progress.add_failed(len(failures))
     return fresh, failures

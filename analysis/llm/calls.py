@@ -489,16 +489,18 @@ def _execute(
         if executor == "batch":
             from analysis.llm.batch import execute_batch
 
-            return execute_batch(
-                model,
-                todo,
-                base_url=base_url,
-                api_key=api_key,
-                stage=stage,
-                prompt_version=prompt_version,
-                settings=settings,
-                writer=writer,
-                progress=progress,
+            return _run_coroutine(
+                execute_batch(
+                    model,
+                    todo,
+                    base_url=base_url,
+                    api_key=api_key,
+                    stage=stage,
+                    prompt_version=prompt_version,
+                    settings=settings,
+                    writer=writer,
+                    progress=progress,
+                )
             )
         return _run_coroutine(
             _direct(

@@ -30,7 +30,6 @@ from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
-    Retrying,
     retry_if_exception,
     stop_after_attempt,
 )
@@ -275,16 +274,23 @@ async def call_with_retries(
     raise AssertionError("unreachable: tenacity neither returned nor raised")
 
 
-def retry_sync(fn: Callable[[], T], *, settings: CallSettings, what: str) -> T:
-    """Run a synchronous endpoint operation (Batch API file and batch calls) with our retries."""
-    retrying = Retrying(
+async def retry_op(fn: Callable[[], Awaitable[T]], *, settings: CallSettings, what: str) -> T:
+    """Run an endpoint operation (a Batch API upload, batch request or download) with our retries.
+
+    Each attempt is under the same total deadline as a chat call (``timeout_s``, connect to
+    last byte), so a server dripping a file or a status a byte at a time cannot hold the run.
+    """
+    retrying = AsyncRetrying(
         stop=stop_after_attempt(settings.max_retries + 1),
         wait=_waiter(settings),
         retry=retry_if_exception(is_retryable),
         reraise=True,
     )
     try:
-        return retrying(fn)
+        async for attempt in retrying:
+            with attempt:
+                return await _within_deadline(fn(), settings.timeout_s)
     except Exception as exc:
         kind = EndpointNotFound if isinstance(exc, openai.NotFoundError) else CallError
         raise kind(f"{what}: {describe_error(exc)}") from None
+    raise AssertionError("unreachable: tenacity neither returned nor raised")

@@ -17,6 +17,11 @@ body one byte every s seconds: no single read waits long, the whole answer takes
 ``leak`` (200 whose body echoes the caller's Authorization header, to test redaction) |
 ``leak500`` (a 500 whose error body echoes it).
 
+The Batch API requests are scripted per operation: ``server.op_plan[op]`` (``op`` one of
+``upload``, ``create``, ``list``, ``poll``, ``download``) lists actions for its successive
+requests (then ``ok``): ``ok`` | ``drip:<s>`` | an HTTP status such as ``500``.
+``op_requests[op]`` counts the requests of each operation.
+
 ``served[content]`` counts answers that were delivered as valid completions, so a test can
 prove that no call was made twice. The answer is deterministic: ``echo: <content>`` (or
 ``{"echo": <content>}`` in JSON mode). This is not a model; it never enters study results.
@@ -68,6 +73,8 @@ class FakeOpenAI:
         self.batch_polls: Counter[str] = Counter()
         self.batch_errors: dict[str, Any] | None = None  # set: every batch fails with these
         self.batch_output_edit: Callable[[bytes], bytes] | None = None  # e.g. tear a line
+        self.op_plan: dict[str, list[str]] = {}  # Batch API operation -> actions per request
+        self.op_requests: Counter[str] = Counter()
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever answered at once (tests the concurrency bound)
         self.lock = threading.Lock()
@@ -114,6 +121,14 @@ class FakeOpenAI:
             action = steps[n] if n < len(steps) else "ok"
             self.log.append((action, content))
             return action
+
+    def next_op_action(self, op: str) -> str:
+        """The scripted action of this request of a Batch API operation (default ``ok``)."""
+        with self.lock:
+            n = self.op_requests[op]
+            self.op_requests[op] += 1
+            steps = self.op_plan.get(op, [])
+            return steps[n] if n < len(steps) else "ok"
 
     def completion(self, body: dict[str, Any], *, action: str, auth: str = "") -> dict[str, Any]:
         """The deterministic answer to a chat request (``action`` in OK_ACTIONS)."""
@@ -290,6 +305,16 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return
 
+    def _op_send(self, op: str, payload: Any) -> None:
+        """A Batch API answer, as scripted by ``op_plan[op]`` (dripped, an error, or at once)."""
+        code, _, arg = self.fake.next_op_action(op).partition(":")
+        if code == "drip":
+            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            return self._drip(raw, float(arg))
+        if code.isdigit():
+            return self._error(int(code), f"fake {op} {code}")
+        self._send(200, payload)
+
     def _error(self, code: int, message: str, headers: dict[str, str] | None = None) -> None:
         self._send(code, {"error": {"message": message, "type": "fake", "code": code}}, headers)
 
@@ -315,7 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif m := re.fullmatch(r"/v1/files/([\w-]+)/content", path):
             if m[1] not in fake.files:
                 return self._error(404, "no such file")
-            self._send(200, fake.files[m[1]]["content"])
+            self._op_send("download", fake.files[m[1]]["content"])
         elif m := re.fullmatch(r"/v1/files/([\w-]+)", path):
             if m[1] not in fake.files:
                 return self._error(404, "no such file")
@@ -332,11 +357,11 @@ class _Handler(BaseHTTPRequestHandler):
                     batch["status"] = "in_progress"
             if batch["status"] == "in_progress" and polls >= fake.batch_polls_to_complete:
                 fake._run_batch(batch)
-            self._send(200, fake.batch_object(bid))
+            self._op_send("poll", fake.batch_object(bid))
         elif path == "/v1/batches":
             data = [fake.batch_object(b) for b in sorted(fake.batches, reverse=True)]
-            self._send(
-                200,
+            self._op_send(
+                "list",
                 {
                     "object": "list",
                     "data": data,
@@ -361,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
             filename, content = parts["file"]
             purpose = parts.get("purpose", (None, b"batch"))[1].decode()
             fid = fake._add_file(purpose, filename or "upload.jsonl", content)
-            return self._send(200, fake.file_object(fid))
+            return self._op_send("upload", fake.file_object(fid))
         if path == "/v1/batches":
             req = json.loads(body)
             if req.get("input_file_id") not in fake.files:
@@ -380,7 +405,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "error_file_id": None,
                     "metadata": req.get("metadata"),
                 }
-            return self._send(200, fake.batch_object(bid))
+            return self._op_send("create", fake.batch_object(bid))
         self._error(404, f"no route {path}")
 
     def _chat(self, body: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ EXECUTORS = tuple(m.value for m in Executor)
 class CallSettings:
     """Per-run client settings (``config/llm/*.yaml`` holds the same keys)."""
 
-    timeout_s: float = 120.0  # per request, connect + read
+    timeout_s: float = 120.0  # per attempt of any request, connect to last byte
     max_retries: int = 6  # retries after the first attempt (429, 5xx, timeouts, connection)
     backoff_base_s: float = 1.0  # first backoff; doubles per retry, plus up to this much jitter
     backoff_max_s: float = 60.0  # cap of one backoff sleep

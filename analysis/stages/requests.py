@@ -48,6 +48,7 @@ class ModelCaller:
     settings: CallSettings | None = None
     shard: str = "0"
     overrides: str | None = None
+    executor: str = "direct"  # llm.executor: direct requests, or one Batch API batch per call set
 
     def __call__(self, requests: Sequence[ChatRequest]) -> list[CallResult]:
         if not requests:
@@ -62,6 +63,7 @@ class ModelCaller:
             prompt_version=self.prompt_version,
             settings=self.settings,
             overrides=self.overrides,
+            executor=self.executor,
             progress=False,
         )
 
@@ -84,7 +86,12 @@ def caller_from_config(
     overrides: str | None = None,
     shard: str = "0",
 ) -> ModelCaller:
-    """A :class:`ModelCaller` from the ``models.<name>`` and ``llm`` config subtrees."""
+    """A :class:`ModelCaller` from the ``models.<name>`` and ``llm`` config subtrees.
+
+    ``llm_cfg`` must hold the runtime-only keys too (``executor``, timeouts: a rule's params
+    leave them out, :func:`analysis.workflow_config.runtime_llm_keys` adds them back); without
+    ``executor`` a run would silently make direct calls where the user asked for a batch.
+    """
     from analysis.llm.models import model_from_config
 
     return ModelCaller(
@@ -96,4 +103,5 @@ def caller_from_config(
         settings=CallSettings.from_config(llm_cfg),
         shard=shard,
         overrides=overrides,
+        executor=str(llm_cfg["executor"]),
     )

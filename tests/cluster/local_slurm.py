@@ -39,38 +39,41 @@ def _run(cmd: list[str], timeout: float = 60, **kwargs) -> subprocess.CompletedP
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
-def missing_commands() -> list[str]:
-    """SLURM and munge commands not on PATH (nothing missing: no install needed)."""
-    return [c for c in (*SLURM_COMMANDS, *MUNGE_COMMANDS) if shutil.which(c) is None]
+def missing_commands(commands: tuple[str, ...] = (*SLURM_COMMANDS, *MUNGE_COMMANDS)) -> list[str]:
+    """Commands not on PATH (nothing missing: no install needed); SLURM's and munge's by default."""
+    return [c for c in commands if shutil.which(c) is None]
 
 
-def ensure_packages() -> None:
-    """Install Debian's SLURM and munge packages if any of their commands is missing.
+def ensure_packages(
+    packages: tuple[str, ...] = SLURM_PACKAGES,
+    commands: tuple[str, ...] = (*SLURM_COMMANDS, *MUNGE_COMMANDS),
+) -> None:
+    """Install Debian ``packages`` if any of ``commands`` is missing (SLURM and munge by default).
 
     Runs ``apt-get update`` once, then one ``apt-get install``. Needs root (CI is root); a
     machine without apt or root gets a ClusterError that says so instead of a skipped test.
     """
-    missing = missing_commands()
+    missing = missing_commands(commands)
     if not missing:
         return
     if shutil.which("apt-get") is None:
-        raise ClusterError(f"{missing} not installed and no apt-get to install {SLURM_PACKAGES}")
+        raise ClusterError(f"{missing} not installed and no apt-get to install {packages}")
     if os.geteuid() != 0:
         raise ClusterError(
             f"{missing} not installed and not root: run `apt-get install -y "
-            f"--no-install-recommends {' '.join(SLURM_PACKAGES)}` as root first"
+            f"--no-install-recommends {' '.join(packages)}` as root first"
         )
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     for cmd in (
         ["apt-get", "update", "-qq"],
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *SLURM_PACKAGES],
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
     ):
         proc = _run(cmd, timeout=600, env=env)
         if proc.returncode != 0:
             raise ClusterError(f"`{' '.join(cmd)}` failed ({proc.returncode}):\n{proc.stderr}")
-    still = missing_commands()
+    still = missing_commands(commands)
     if still:
-        raise ClusterError(f"installed {SLURM_PACKAGES} but {still} are still not on PATH")
+        raise ClusterError(f"installed {packages} but {still} are still not on PATH")
 
 
 def _free_port() -> int:

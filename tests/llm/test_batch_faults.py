@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +206,38 @@ def test_batch_calls_are_priced_with_the_batch_discount(
     assert call_key(cheap, ChatRequest.from_prompt("n"), "") == call_key(
         model, ChatRequest.from_prompt("n"), ""
     )  # a price is not part of the call's identity
+
+
+@pytest.mark.parametrize("op", ["upload", "create", "list", "poll", "download"])
+def test_every_batch_request_is_under_the_per_attempt_deadline(
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings, op: str
+) -> None:
+    """Issue 16: the batch's file and batch requests had only the per-read timeout, so a
+    server dripping one byte every 0.5 s held an upload, poll or download for minutes. Each
+    attempt ends at ``timeout_s`` (connect to last byte) and the retry gets its own deadline;
+    a create retried after a timeout finds the batch it made instead of submitting another."""
+    server.op_plan = {op: ["drip:0.5"]}
+    settings = dataclasses.replace(settings, timeout_s=2)
+    start = time.perf_counter()
+    results = run_batch(model, store, settings, ["a", "b"])
+    elapsed = time.perf_counter() - start
+    assert [r.text for r in results] == ["echo: a", "echo: b"]
+    # the retry of a create lists batches first and finds the one the dripped create made
+    retried = "list" if op == "create" else op
+    assert server.op_requests[retried] >= 2, f"the dripped {op} was not retried"
+    assert 2 <= elapsed < 8, f"the dripped {op} took {elapsed:.1f}s, not ~2s"
+    assert len(server.batches) == 1 and len(stored(store)) == 2
+
+
+def test_a_batch_download_that_never_finishes_fails_with_a_timeout_and_keeps_the_state(
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings
+) -> None:
+    server.op_plan = {"download": ["drip:0.5"] * 2}
+    settings = dataclasses.replace(settings, timeout_s=1, max_retries=1)
+    start = time.perf_counter()
+    with pytest.raises(CallError, match=r"download batch file: timeout"):
+        run_batch(model, store, settings, ["a"])
+    assert time.perf_counter() - start < 6
+    assert stored(store) == [] and state_path(shard(store)).exists()
+    assert [r.text for r in run_batch(model, store, settings, ["a"])] == ["echo: a"]
+    assert len(server.batches) == 1  # the rerun resumed the paid batch

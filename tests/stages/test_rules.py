@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from analysis.llm.fake_server import FakeOpenAI
 from analysis.stages.steps import CALL_STEPS
-from tests.conftest import REPO_ROOT, run_snakemake
+from tests.conftest import REPO_ROOT, fake_models_group, run_snakemake
 
 MODEL_RULES = {
     "attribute_extraction",
@@ -89,3 +91,40 @@ def test_a_replay_miss_in_a_rule_prints_the_runs_own_overrides(tmp_path) -> None
     command = re.search(r'snakemake --cores all --config overrides="([^"]+)"', log)
     assert command, log[-2000:]
     assert command.group(1).split() == [*overrides.split(), "llm.mode=record"]
+
+
+@pytest.mark.slow
+def test_a_rule_run_with_the_batch_executor_submits_a_batch(tmp_path: Path) -> None:
+    """Issue 16: the stage rules built their caller without the executor, so a run with
+    ``llm.executor=batch`` made direct requests and stored ``"executor": "direct"``."""
+    from analysis.llm.store import iter_shard
+    from tests.conftest import make_workflow_copy
+
+    work = make_workflow_copy(tmp_path / "repo")
+    store = tmp_path / "store"
+    with FakeOpenAI() as server:
+        models = fake_models_group(work, "fake-batch", server.base_url)
+        overrides = (
+            f"{models} llm=record llm.executor=batch llm.batch_poll_s=0.1 llm.store={store} "
+            "stages.repair_attempts=0 stages.stage2.max_items_per_model=80"
+        )
+        run_snakemake(
+            work,
+            "--cores",
+            "1",
+            "results/bundled/stage2/votes/shards/fake-batch.v1.0-of-1.parquet",
+            "--config",
+            f"overrides={overrides}",
+            timeout=600,
+        )
+        assert server.max_in_flight == 0, "chat completions were requested directly"
+        assert len(server.batches) == 1
+        (batch,) = server.batches.values()
+        assert batch["status"] == "completed"
+        assert server.files[batch["input_file_id"]]["purpose"] == "batch"
+    shard = store / "stage2_relevance" / "fake-batch" / "0.jsonl"
+    records = [record for _, record in iter_shard(shard)]
+    assert records, f"nothing stored in {shard}"
+    assert {r["executor"] for r in records} == {"batch"}
+    assert {r["batch_id"] for r in records} == {batch["id"]}
+    assert not list(shard.parent.glob("*.batch.json")), "the finished batch left its state"

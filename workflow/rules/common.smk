@@ -2,7 +2,7 @@
 # models of each model-call step (the registry analysis/stages/steps.py:CALL_STEPS).
 
 from analysis.stages.steps import CALL_STEPS
-from analysis.workflow_config import stage_models
+from analysis.workflow_config import call_store_root, stage_models
 
 PROMPT_VERSION = CFG["prompts"]["version"]
 MODEL_PATTERN = "[a-z0-9][a-z0-9._-]*"
@@ -14,6 +14,17 @@ STAGE_COMMON = (
     "stages.repair_echo_chars",
     "stages.label_format",
 )
+
+# The call store of model-call jobs when files move through a storage provider: the one on the
+# shared claim (<prefix>/<llm.store>), so calls recorded in a pod outlive it (docs/cluster.md).
+# None: the store beside the sources. Passed as a param only when set, so a local run's params
+# (and with them its rerun decisions) are those of a run without this.
+CALL_STORE = call_store_root(
+    CFG,
+    workflow.storage_settings.default_storage_provider,
+    workflow.storage_settings.default_storage_prefix,
+)
+CALL_STORE_PARAM = {"store": CALL_STORE} if CALL_STORE else {}
 
 # Each (model-call step, model) runs as llm.shards jobs, each asking one contiguous slice of the
 # step's items (analysis/stages/shards.py); rule model_call_table joins them in shard order.

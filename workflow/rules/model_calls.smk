@@ -25,6 +25,7 @@ for _step_name, _step in CALL_STEPS.items():
             mem_mb=2000,
             api=1,
         params:
+            **CALL_STORE_PARAM,
             cfg=subtree(
                 CFG,
                 *STAGE_COMMON,
