@@ -64,6 +64,8 @@ _VS_MAJORITY = re.compile(
 #: the marker of a model's F1 against the ceiling's leave-one-out references
 VS_REST_LABEL = "F1 vs the others' majority (the ceiling's references)"
 CEILING_LABEL = "human ceiling F1 (each person vs the others' majority)"
+#: the diamond sits just right of the F1 bar (bars at -0.26, 0, +0.26), not hidden in it
+VS_REST_OFFSET = 0.45
 _CLASSIFIER = re.compile(r"^stage2\.classifier\.(?P<round>[^.]+)\.(?P<metric>precision|recall|f1)$")
 
 
@@ -174,7 +176,7 @@ def relevance_prf_figure(records: Records) -> StudyFigure:
                     label=CEILING_LABEL,
                     gid="ceiling",
                 )
-            used += _draw_vs_rest(ax, records, rnd, raters, x + width)
+            used += _draw_vs_rest(ax, records, rnd, raters, x + VS_REST_OFFSET)
             ax.set_xticks(x, [s.rater for s in raters], rotation=20, ha="right")
             for tick, s in zip(ax.get_xticklabels(), raters, strict=True):
                 tick.set_color(KIND_COLOURS[s.kind] if s.kind != "baseline" else "#555555")
@@ -228,12 +230,14 @@ def _draw_vs_rest(
         linestyle="none",
         marker="D",
         markersize=3.5,
-        color=REFERENCE_COLOUR,
+        color="black",
+        markeredgecolor="white",
+        markeredgewidth=0.4,
         zorder=5,
         label=VS_REST_LABEL,
         gid="f1-vs-rest",
     )
-    coll = draw_intervals(ax, [p for p, _ in drawn], [e for _, e in drawn], color=REFERENCE_COLOUR)
+    coll = draw_intervals(ax, [p for p, _ in drawn], [e for _, e in drawn], color="black")
     if coll is not None:
         coll.set_gid("ci-vs-rest")
     return [e.key for _, e in drawn]
