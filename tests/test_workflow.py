@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT, make_workflow_copy, run_snakemake
 from tests.snakemake_lint import ACCEPTED, unexpected_lints
+from tests.stats.test_p_values import numbers_disagreements
 
 
 def test_snakemake_lint_is_clean() -> None:
@@ -143,6 +144,8 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     for record in numbers.values():
         assert record["rule"] and record["code"] and record["method"]
         assert all(len(i["sha256"]) == 64 for i in record["inputs"])
+    # every p-value agrees with its interval (or the record says why not), issue 15
+    assert numbers_disagreements(numbers) == []
 
     # Byte-identical results, generated paper sources, figures and PDF.
     compared = ("results", "paper/generated", "figures", "paper/build/bundled/paper.pdf")

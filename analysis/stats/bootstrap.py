@@ -27,6 +27,11 @@ Intervals
     theta} / 2) / B)`` (ties counted half, which matters for discrete statistics).
     Resamples on which the statistic is undefined (NaN, e.g. a kappa with one category) are
     dropped from the quantiles and counted in ``n_valid``; it is never imputed.
+
+Tests
+    :func:`resample_p_value` gives a record's two-sided p-value of a null value from the
+    same resamples as its interval (the inverted percentile interval), so a p-value never
+    treats clustered items as independent while the interval resamples users.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ __all__ = [
     "bootstrap_agreement",
     "bootstrap_pairwise_kappa",
     "paired_difference",
+    "resample_p_value",
 ]
 
 SeedLike = int | np.random.Generator
@@ -222,6 +228,31 @@ def _bca_bounds(
         adj = ndtr(z0 + (z0 + z) / (1.0 - a * (z0 + z)))
         bounds.append(float(np.quantile(reps, adj)))
     return bounds[0], bounds[1]
+
+
+def resample_p_value(result: BootstrapResult, null: float) -> float:
+    """Two-sided p-value of ``null`` from the same resamples that give the interval.
+
+    ``p = 2 * min(share of resamples with theta* <= null, share with theta* >= null)``,
+    floored at ``1 / B`` (no resample can show a smaller p) and capped at 1; ``B`` counts the
+    resamples on which the statistic is defined, as the interval does. This is the test that
+    inverts the percentile interval: at level ``1 - alpha`` the interval excludes ``null``
+    exactly when ``p < alpha`` (up to the quantile interpolation at the boundary), so a
+    record's p-value and interval cannot tell different stories, and both respect the
+    resampling unit (users), unlike an item-level test. NaN when no resample is defined.
+    """
+    if np.ndim(result.estimate) != 0:
+        raise ValueError(
+            f"resample_p_value is for a scalar statistic; this one has shape "
+            f"{np.shape(result.estimate)} (use component(i) first)"
+        )
+    reps = np.asarray(result.replicates, dtype=np.float64).reshape(-1)
+    reps = reps[np.isfinite(reps)]
+    if not reps.size or not np.isfinite(null):
+        return float("nan")
+    low_share = float(np.mean(reps <= null))
+    high_share = float(np.mean(reps >= null))
+    return float(min(1.0, max(2.0 * min(low_share, high_share), 1.0 / reps.size)))
 
 
 def paired_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapResult:

@@ -15,6 +15,9 @@ rules:
   resamples at once with frequency-weighted mid-ranks, on the same resample counts as the
   bootstrap library draws for the same seed (:func:`analysis.stats.bootstrap.resample_counts`).
 * A statistic that cannot be computed is *absent* (no record), never 0 or NaN.
+* A p-value comes from the same resamples as the interval beside it
+  (:func:`resample_test`), and leave-one-rater-out references have one definition
+  (:func:`leave_one_out_majority`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,12 @@ from analysis.data.vocabulary import FINAL, PILOT
 from analysis.provenance import Record
 from analysis.settings import CiMethod, Cluster, StatsConfig, from_params
 from analysis.stats.agreement import kappa_from_tables
-from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_counts
+from analysis.stats.bootstrap import (
+    BootstrapResult,
+    bootstrap_statistic,
+    resample_counts,
+    resample_p_value,
+)
 from analysis.stats.weighted_bootstrap import weighted_spearman
 
 CI_METHODS = tuple(m.value for m in CiMethod)
@@ -517,6 +525,100 @@ def boot_interval(res: BootstrapResult, settings: StatsSettings, unit: str) -> I
 def analytic_interval(value: float, low: float, high: float, text: str) -> Interval:
     ok = math.isfinite(low) and math.isfinite(high)
     return Interval(float(value), float(low) if ok else None, float(high) if ok else None, text)
+
+
+#: the minimum number of *other* raters whose majority is a leave-one-out reference
+MIN_OTHERS = 2
+
+
+def leave_one_out_majority(
+    votes: np.ndarray, rater: int, min_others: int = MIN_OTHERS
+) -> tuple[np.ndarray, np.ndarray]:
+    """The reference of one rater: the majority of the *other* raters on each item it voted on.
+
+    ``votes`` is items x raters (0/1, NaN = no vote). The label is defined where ``rater``
+    voted and at least ``min_others`` others did and they do not tie; a tie has no majority
+    and is dropped (NaN), never turned into "no". Returns the label and the tie indicator
+    (items dropped for a tie), so a record can say how many ties there were. One definition
+    for every human ceiling and for every model scored against the same references, so the
+    two are comparable by construction.
+    """
+    others = np.delete(votes, rater, axis=1)
+    n_rest = np.isfinite(others).sum(axis=1)
+    yes = np.nansum(others, axis=1)
+    eligible = (n_rest >= min_others) & np.isfinite(votes[:, rater])
+    tie = eligible & (2 * yes == n_rest)
+    label = np.where(eligible & ~tie, (2 * yes > n_rest).astype(np.float64), np.nan)
+    return label, tie
+
+
+def loo_phrase(min_others: int = MIN_OTHERS) -> str:
+    """The rule of :func:`leave_one_out_majority` as a method sentence states it."""
+    return (
+        "the majority of the other human raters of the same item (leave-one-human-out; at "
+        f"least {min_others} of them; items where they tie dropped)"
+    )
+
+
+#: the words a method uses where its p-value and interval come from different methods and
+#: may disagree (the consistency test of p-values and intervals accepts a record that says so)
+DISAGREEMENT_EXPLAINED = "can disagree"
+RESAMPLE_TEST = "cluster-bootstrap resample p (two-sided, same resamples as the interval)"
+
+
+def resample_test(res: BootstrapResult, null: float) -> dict[str, Any]:
+    """The ``extra`` fields of a test of ``null`` on the record's own resamples.
+
+    ``p_value`` is :func:`analysis.stats.bootstrap.resample_p_value`; ``null`` says what
+    was tested. Empty when the p-value is undefined (no defined resample).
+    """
+    p = resample_p_value(res, null)
+    if not math.isfinite(p):
+        return {}
+    return {"null": float(null), "p_value": p, "test": RESAMPLE_TEST}
+
+
+def resample_test_phrase(null: float, settings: StatsSettings, unit: str) -> str:
+    """The method sentence of a resample test (and why it may disagree under BCa)."""
+    text = (
+        f"test of {null:g}: two-sided p = 2 x the smaller share of the {settings.n_boot} "
+        f"resamples of {unit} on either side of {null:g} (floored at 1/B), from the same "
+        "resamples as the interval"
+    )
+    if settings.ci_method == "bca":
+        text += (
+            "; the p-value inverts the percentile interval, so with the BCa interval printed "
+            f"here the two {DISAGREEMENT_EXPLAINED} near the boundary"
+        )
+    return text
+
+
+def p_interval_disagreement(record: Mapping[str, Any], level: float) -> str | None:
+    """Why a record's unadjusted p-value and its interval disagree, or None when they agree.
+
+    For a record (a ``numbers.json`` entry) with an interval and ``extra.p_value`` of
+    ``extra.null``: "p < 1 - level" must equal "the interval excludes the null", unless the
+    method says the two come from different methods and :data:`DISAGREEMENT_EXPLAINED`.
+    A p-value without its null is itself reported (the record must say what it tested).
+    """
+    extra = record.get("extra") or {}
+    p = extra.get("p_value")
+    if p is None:
+        return None
+    if extra.get("null") is None:
+        return f"p_value {p} without extra.null"
+    low, high = record.get("ci_low"), record.get("ci_high")
+    if low is None or high is None:
+        return None
+    null = float(extra["null"])
+    significant = float(p) < 1.0 - level
+    excludes = null < float(low) or null > float(high)
+    if significant == excludes or DISAGREEMENT_EXPLAINED in str(record.get("method", "")):
+        return None
+    return (
+        f"p = {float(p):.4g} {'<' if significant else '>='} {1.0 - level:.2g} but the interval "
+        f"[{float(low):.4g}, {float(high):.4g}] {'excludes' if excludes else 'contains'} {null:g}"
+    )
 
 
 def adjust_pvalues(pvalues: Mapping[str, float], settings: StatsSettings) -> dict[str, float]:

@@ -10,13 +10,14 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
   human judgments that accept the attribute (each judgment counts once).
 * ``stage1.problematic_gap_real_vs_synthetic``: share of problematic judgments (uncertain or
   rejected) for real users minus that for synthetic users, in percentage points of the share
-  (the study's "22% more problematic attributes").
+  (the study's "22% more problematic attributes"), with a test of 0 on its own resamples.
 * ``stage1.kappa.human_human``: mean pairwise Cohen's kappa over human raters (3 categories);
   ``stage1.alpha.human``: Krippendorff's alpha (nominal) over all human judgments.
 * ``stage1.verifier_agreement.<model>``: Cohen's kappa of an LLM verifier's accept / not-accept
   decision with the human majority (accepted when more than half of the attribute's human
   judgments accept it), with the human ceiling ``stage1.ceiling.kappa_human_vs_rest`` (each
-  human's decision against the majority of the other humans), present when a verifier is.
+  human's decision against the majority of at least two other humans, ties dropped: the
+  leave-one-out reference of stage 2), present when a verifier is.
 
 Intervals: cluster bootstrap over users (``stats.cluster = item`` resamples attributes; a
 judgment has no prompt, so ``prompt`` falls back to users), all statistics on the same
@@ -53,6 +54,8 @@ from analysis.stats.study_common import (
     cluster_labels,
     collect,
     key_part,
+    leave_one_out_majority,
+    loo_phrase,
     make_record,
     n_shared,
     nanmean_arrays,
@@ -62,6 +65,8 @@ from analysis.stats.study_common import (
     ratio,
     require_columns,
     require_unique,
+    resample_test,
+    resample_test_phrase,
     show,
     study_round,
     unit_noun,
@@ -178,7 +183,8 @@ def acceptance_rates(
                 method=(
                     "share of problematic (uncertain or rejected) human judgments for real "
                     "users minus that for synthetic-benchmark users (difference of shares; "
-                    f"{round_name} round; users of both kinds resampled together)"
+                    f"{round_name} round; users of both kinds resampled together); "
+                    f"{resample_test_phrase(0.0, settings, tb.unit)}"
                 ),
                 code=f"{MODULE}:acceptance_rates",
                 n=n,
@@ -188,6 +194,7 @@ def acceptance_rates(
                     "problematic_real": 1.0 - tb.point("acc|real") / tb.point("n|real"),
                     "problematic_synthetic": 1.0
                     - tb.point("acc|synthetic") / tb.point("n|synthetic"),
+                    **resample_test(res, 0.0),
                 },
             )
         )
@@ -284,14 +291,10 @@ def verifier_agreement(
     for m in models:
         for cell, v in pair_cells(wide[m].to_numpy(), majority).items():
             cols[f"{m}|majority|{cell}"] = v
+    ties = 0
     for i, person in enumerate(humans):
-        others = np.delete(h, i, axis=1)
-        n_rest = np.isfinite(others).sum(axis=1)
-        rest = np.where(
-            (n_rest >= 1) & np.isfinite(h[:, i]),
-            (np.nansum(others, axis=1) > n_rest / 2.0).astype(np.float64),
-            np.nan,
-        )
+        rest, tie = leave_one_out_majority(h, i)
+        ties += int(tie.sum())
         for cell, v in pair_cells(h[:, i], rest).items():
             cols[f"{person}|rest|{cell}"] = v
     clusters = None if clusters_of is None else clusters_of.reindex(wide.index).to_numpy()
@@ -334,9 +337,10 @@ def verifier_agreement(
                 fmt=".2f",
                 method=(
                     f"human ceiling for the verifier agreement: each of the {len(rated)} human "
-                    "raters' accept / not-accept decisions against the majority of the other "
-                    "humans on the attribute (more than half; a tie is not accepted), Cohen's "
-                    f"kappa averaged over humans ({n} human-attribute pairs, {round_name} round)"
+                    "raters' accept / not-accept decisions against "
+                    f"{loo_phrase().replace('item', 'attribute')}, Cohen's kappa averaged over "
+                    f"humans ({n} human-attribute pairs, {ties} dropped for a tie, "
+                    f"{round_name} round)"
                 ),
                 code=code,
                 n=n,
@@ -344,6 +348,7 @@ def verifier_agreement(
                 extra={
                     "round": round_name,
                     "per_rater": {p: float(pair_kappa(get, p, "rest")[0]) for p in rated},
+                    "tied_pairs_dropped": ties,
                 },
             )
         )

@@ -7,15 +7,19 @@ analysed on its own; rounds are never pooled. Per round:
 * ``stage2.<round>.relevance_rate.{human_majority,human,<model>}``: shares of items marked
   relevant (``human`` = mean of the individual humans' rates).
 * ``stage2.<round>.over_selection.<model>``: the model's YES count over the human-majority
-  YES count on the items both label (= ratio of the two rates on shared items), with an exact
-  McNemar test of the paired votes, Holm-adjusted across the round's models;
+  YES count on the items both label (= ratio of the two rates on shared items), with a test of
+  a ratio of 1 on the interval's own resamples, Holm-adjusted across the round's models;
   ``over_selection.mean_model`` is the mean ratio over models.
 * ``stage2.<round>.kappa.{human_human,model_model,human_model}``: group means of the pairwise
-  Cohen's kappa matrix (the matrix itself is returned as a table for the figure).
+  Cohen's kappa matrix (the matrix itself is returned as a table for the figure), and
+  ``stage2.<round>.kappa_diff.<a>_minus_<b>``: their paired differences with a test of 0.
 * ``stage2.<round>.{kappa,f1,precision,recall}_vs_majority.<model>``: each model against the
-  human-majority label.
+  human-majority label (the study's definition).
 * ``stage2.<round>.ceiling.{kappa,f1}_human_vs_rest``: leave-one-human-out ceiling, each human
-  against the majority of the remaining humans, averaged over humans.
+  against the majority of at least two other humans (ties dropped), averaged over humans;
+  ``stage2.<round>.vs_rest.{kappa,f1}.<model>``: each model against exactly those references;
+  ``stage2.<round>.vs_rest.gap_{kappa,f1}.<model>``: the paired difference model minus the
+  left-out human, averaged over humans, with a test of 0.
 
 The human majority is the published label where the round has one (``human_majority`` rows);
 otherwise it is computed: relevant when more than half of the item's human votes say so, on
@@ -34,11 +38,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.contingency_tables import mcnemar
 
 from analysis.data.vocabulary import HUMAN, HUMAN_MAJORITY, MODEL, VOTE_KINDS
 from analysis.provenance import Record
-from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa
+from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa, paired_difference
 from analysis.stats.intervals import wilson_interval
 from analysis.stats.study_common import (
     CELLS,
@@ -55,6 +58,8 @@ from analysis.stats.study_common import (
     collect,
     correction_name,
     key_part,
+    leave_one_out_majority,
+    loo_phrase,
     make_record,
     n_shared,
     nanmean_arrays,
@@ -65,6 +70,8 @@ from analysis.stats.study_common import (
     ratio,
     require_columns,
     require_unique,
+    resample_test,
+    resample_test_phrase,
     show,
     unit_noun,
 )
@@ -221,19 +228,23 @@ def _majority_phrase(rv: RoundVotes) -> str:
 
 
 def rest_majority(rv: RoundVotes, human: str) -> tuple[np.ndarray, np.ndarray]:
-    """Majority of the *other* humans per item (NaN where the human or all others are absent).
+    """The reference of one human: the majority of the other humans on each item they voted.
 
-    More than half of the remaining votes must say relevant (a tie is not relevant, like the
-    computed majority). Returns the label and a tie indicator.
+    :func:`analysis.stats.study_common.leave_one_out_majority` on the round's human votes
+    (at least two others; ties dropped). Returns the label (NaN where undefined) and the tie
+    indicator.
     """
-    h_idx = rv.humans.index(human)
-    others = np.delete(rv.votes[:, : len(rv.humans)], h_idx, axis=1)
-    n_rest = np.isfinite(others).sum(axis=1)
-    yes = np.nansum(others, axis=1)
-    valid = (n_rest >= 1) & np.isfinite(rv.votes[:, h_idx])
-    label = np.where(valid, (yes > n_rest / 2.0).astype(np.float64), np.nan)
-    tie = valid & (2 * yes == n_rest)
-    return label, tie
+    return leave_one_out_majority(rv.votes[:, : len(rv.humans)], rv.humans.index(human))
+
+
+def rest_name(human: str) -> str:
+    """The column-name stem of a human's leave-one-out reference in the round totals."""
+    return f"rest:{human}"
+
+
+def restricted_name(human: str, model: str) -> str:
+    """The stem of a human's votes kept on the items ``model`` voted on (for the gaps)."""
+    return f"{human}@{model}"
 
 
 def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
@@ -248,8 +259,18 @@ def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
     if len(rv.humans) >= 2:
         for h in rv.humans:
             rest, _ = rest_majority(rv, h)
+            if not np.isfinite(rest).any():
+                continue
             for cell, v in pair_cells(rv.column(h), rest).items():
                 cols[f"{h}|rest|{cell}"] = v
+            # models against the same reference, and the human on the model's items
+            for m in rv.models:
+                voted = np.isfinite(rv.column(m))
+                on_m = np.where(voted, rv.column(h), np.nan)
+                for cell, v in pair_cells(rv.column(m), rest).items():
+                    cols[f"{m}|{rest_name(h)}|{cell}"] = v
+                for cell, v in pair_cells(on_m, rest).items():
+                    cols[f"{restricted_name(h, m)}|{rest_name(h)}|{cell}"] = v
     return bootstrap_totals(cols, rv.clusters, settings, rv.unit)
 
 
@@ -321,7 +342,12 @@ def relevance_rates(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings
 
 
 def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
-    """Model YES count over human-majority YES count on shared items, with McNemar + Holm."""
+    """Model YES count over human-majority YES count on shared items; resample test of 1.
+
+    The test of "no over-selection" (ratio 1) uses the ratio's own cluster resamples (users),
+    Holm-adjusted across the round's models: the item-level McNemar test it replaces treated
+    thousands of items from a few dozen users as independent.
+    """
     code = f"{MODULE}:over_selection"
     ratios: dict[str, BootstrapResult] = {}
     tests: dict[str, dict[str, Any]] = {}
@@ -339,23 +365,21 @@ def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings)
         if not np.isfinite(res.estimate):
             continue  # the majority marks nothing relevant on the shared items
         cell = {c: int(round(tb.point(f"{m}|majority|{c}"))) for c in CELLS}
-        table = [[cell["11"], cell["10"]], [cell["01"], cell["00"]]]
-        p = float(mcnemar(table, exact=True).pvalue)
         ratios[m] = res
-        pvalues[m] = p
         tests[m] = {
             "n": n,
             "model_yes_majority_no": cell["10"],
             "model_no_majority_yes": cell["01"],
-            "p_value": p,
+            **resample_test(res, 1.0),
         }
+        if "p_value" in tests[m]:
+            pvalues[m] = tests[m]["p_value"]
     adjusted = adjust_pvalues(pvalues, settings)
     family = sorted(ratios)
     out: list[Record | None] = []
     test_text = (
-        "paired test: exact McNemar test of the model's and the majority's votes on the same "
-        f"items (statsmodels), {correction_name(settings)}-adjusted across the "
-        f"{len(family)} models of the round"
+        f"{resample_test_phrase(1.0, settings, tb.unit)}, {correction_name(settings)}-adjusted "
+        f"across the {len(pvalues)} models of the round"
     )
     for m in family:
         t = tests[m]
@@ -376,11 +400,10 @@ def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings)
                     m,
                     {
                         "round": rv.round,
-                        "test": "McNemar (exact binomial on discordant pairs)",
-                        "p_value": t["p_value"],
-                        "p_adjusted": adjusted[m],
+                        **{k: t[k] for k in ("null", "p_value", "test") if k in t},
+                        "p_adjusted": adjusted.get(m),
                         "correction": settings.multiple_comparisons,
-                        "family": family,
+                        "family": sorted(pvalues),
                         "model_yes_majority_no": t["model_yes_majority_no"],
                         "model_no_majority_yes": t["model_no_majority_yes"],
                     },
@@ -469,26 +492,49 @@ def agreement_with_majority(
     return collect(out)
 
 
-def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
-    """Leave-one-human-out: each human against the majority of the other humans."""
+def _loo_humans(rv: RoundVotes, tb: TotalsBootstrap) -> list[str]:
+    """Humans with a leave-one-out reference on at least one item they voted on."""
     if len(rv.humans) < 2:
         return []
-    code = f"{MODULE}:human_ceiling"
-    humans = [h for h in rv.humans if n_shared(tb, h, "rest") > 0]
+    return [h for h in rv.humans if f"{h}|rest|11" in tb.columns and n_shared(tb, h, "rest") > 0]
+
+
+def _loo_ties(rv: RoundVotes, humans: list[str]) -> dict[str, int | float]:
+    """How many human-item pairs were dropped because the other humans tied, and their share."""
+    ties = eligible = 0
+    for h in humans:
+        label, tie = rest_majority(rv, h)
+        ties += int(tie.sum())
+        eligible += int(tie.sum() + np.isfinite(label).sum())
+    return {
+        "tied_pairs_dropped": ties,
+        "tied_share": ties / eligible if eligible else None,
+        "eligible_pairs": eligible,
+    }
+
+
+def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+    """Leave-one-human-out: each human against the majority of the other humans.
+
+    The reference of human h is :func:`rest_majority` (the one definition, shared with
+    :func:`scores_vs_rest`, which scores the models against exactly these references).
+    """
+    humans = _loo_humans(rv, tb)
     if not humans:
         return []
+    code = f"{MODULE}:human_ceiling"
     n = int(sum(n_shared(tb, h, "rest") for h in humans))
-    ties = int(sum(int(rest_majority(rv, h)[1].sum()) for h in humans))
+    ties = _loo_ties(rv, humans)
     rule = (
-        f"human ceiling: each of the {len(humans)} human raters against the majority of the "
-        "other humans on the same item (more than half of their votes; a tie is not "
-        "relevant), averaged over humans"
+        f"human ceiling: each of the {len(humans)} human raters against its reference, "
+        f"{loo_phrase()}, unweighted mean over humans ({ties['tied_pairs_dropped']} "
+        "human-item pairs dropped for a tie)"
     )
     kappa_res = tb.stat(lambda g: nanmean_arrays([pair_kappa(g, h, "rest") for h in humans]))
     f1_res = tb.stat(lambda g: nanmean_arrays([pair_prf(g, h, "rest")["f1"] for h in humans]))
     per_kappa = {h: float(pair_kappa(point_getter(tb), h, "rest")[0]) for h in humans}
     per_f1 = {h: float(pair_prf(point_getter(tb), h, "rest")["f1"][0]) for h in humans}
-    extra = {"round": rv.round, "n_raters": len(humans), "tied_items": ties}
+    extra = {"round": rv.round, "n_raters": len(humans), **ties}
     return collect(
         [
             make_record(
@@ -505,7 +551,10 @@ def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) 
                 f"{rv.prefix}.ceiling.f1_human_vs_rest",
                 boot_interval(f1_res, settings, tb.unit),
                 fmt=".3f",
-                method=f"{rule}: F1 of the human's votes with the others' majority as reference",
+                method=(
+                    f"{rule}: F1 of the human's votes with the reference as truth "
+                    f"({n} human-item pairs)"
+                ),
                 code=code,
                 n=n,
                 seed=settings.seed,
@@ -513,6 +562,111 @@ def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) 
             ),
         ]
     )
+
+
+#: the two scores of :func:`scores_vs_rest`: name -> (score of a pair's totals, fmt, label)
+_VS_REST_SCORES = {
+    "kappa": (pair_kappa, ".2f", "Cohen's kappa"),
+    "f1": (lambda g, a, b: pair_prf(g, a, b)["f1"], ".3f", "F1 (the reference as truth)"),
+}
+
+
+def scores_vs_rest(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+    """Each model against the human ceiling's own references, and its paired gap to people.
+
+    For each human h with a leave-one-out reference, the model is scored against that
+    reference on the items the model voted on; ``vs_rest.<score>.<model>`` is the unweighted
+    mean over humans. ``vs_rest.gap_<score>.<model>`` is the mean over humans of
+    ``score(model, ref_h) - score(h, ref_h)``, both on the same items, on the same resamples:
+    the comparison "does a model match the references as well as a person does" with its
+    own interval and a resample test of 0, Holm-adjusted across the round's models.
+    """
+    humans = _loo_humans(rv, tb)
+    if not humans:
+        return []
+    code = f"{MODULE}:scores_vs_rest"
+    ties = _loo_ties(rv, humans)
+    out: list[Record | None] = []
+    gaps: dict[str, dict[str, BootstrapResult]] = {name: {} for name in _VS_REST_SCORES}
+    meta: dict[str, tuple[list[str], int]] = {}
+    for m in rv.models:
+        hs = [h for h in humans if n_shared(tb, m, rest_name(h)) > 0]
+        if not hs:
+            continue
+        n = int(sum(n_shared(tb, m, rest_name(h)) for h in hs))
+        meta[m] = (hs, n)
+        get = point_getter(tb)
+        for name, (score, fmt, label) in _VS_REST_SCORES.items():
+            res = tb.stat(
+                lambda g, m=m, hs=hs, score=score: nanmean_arrays(
+                    [score(g, m, rest_name(h)) for h in hs]
+                )
+            )
+            per = {h: float(score(get, m, rest_name(h))[0]) for h in hs}
+            out.append(
+                make_record(
+                    f"{rv.prefix}.vs_rest.{name}.{key_part(m)}",
+                    boot_interval(res, settings, tb.unit),
+                    fmt=fmt,
+                    method=(
+                        f"{label} of {m} against each of the {len(hs)} human raters' "
+                        f"references, {loo_phrase()}, on the items of the reference {m} "
+                        f"voted on, unweighted mean over humans ({n} reference-item pairs); "
+                        "the same references as the human ceiling "
+                        f"{rv.prefix}.ceiling.{name}_human_vs_rest"
+                    ),
+                    code=code,
+                    n=n,
+                    seed=settings.seed,
+                    extra=settings.with_caveat(
+                        m, {"round": rv.round, "n_raters": len(hs), "per_rater": per, **ties}
+                    ),
+                )
+            )
+            gaps[name][m] = tb.stat(
+                lambda g, m=m, hs=hs, score=score: nanmean_arrays(
+                    [
+                        score(g, m, rest_name(h)) - score(g, restricted_name(h, m), rest_name(h))
+                        for h in hs
+                    ]
+                )
+            )
+    for name, (_, fmt, label) in _VS_REST_SCORES.items():
+        tests = {m: resample_test(res, 0.0) for m, res in gaps[name].items()}
+        pvalues = {m: t["p_value"] for m, t in tests.items() if t}
+        adjusted = adjust_pvalues(pvalues, settings)
+        for m, res in gaps[name].items():
+            hs, n = meta[m]
+            out.append(
+                make_record(
+                    f"{rv.prefix}.vs_rest.gap_{name}.{key_part(m)}",
+                    boot_interval(res, settings, tb.unit),
+                    fmt="+" + fmt.lstrip("+"),
+                    method=(
+                        f"{label} of {m} minus that of the human, each against the human's "
+                        f"reference ({loo_phrase()}) on the items of the reference {m} voted "
+                        f"on, unweighted mean over {len(hs)} humans ({n} reference-item pairs; "
+                        "negative: the model matches the references less well than the people "
+                        f"they leave out); {resample_test_phrase(0.0, settings, tb.unit)}, "
+                        f"{correction_name(settings)}-adjusted across the {len(pvalues)} models"
+                    ),
+                    code=code,
+                    n=n,
+                    seed=settings.seed,
+                    extra=settings.with_caveat(
+                        m,
+                        {
+                            "round": rv.round,
+                            "n_raters": len(hs),
+                            **tests[m],
+                            "p_adjusted": adjusted.get(m),
+                            "correction": settings.multiple_comparisons,
+                            "family": sorted(pvalues),
+                        },
+                    ),
+                )
+            )
+    return collect(out)
 
 
 def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Record], pd.DataFrame]:
@@ -618,7 +772,65 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
                 },
             )
         )
+    out += kappa_differences(rv, boot.group_means, settings, n_items, left_out)
     return collect(out), matrix
+
+
+#: the paired differences of group-mean kappas: key -> (minuend, subtrahend)
+KAPPA_DIFFERENCES = {
+    "model_model_minus_human_model": ("model_model", "human_model"),
+    "human_human_minus_human_model": ("human_human", "human_model"),
+    "model_model_minus_human_human": ("model_model", "human_human"),
+}
+_GROUP_WORDS = {
+    "human_human": "human-human",
+    "model_model": "model-model",
+    "human_model": "human-model",
+}
+
+
+def kappa_differences(
+    rv: RoundVotes,
+    means: Mapping[str, BootstrapResult],
+    settings: StatsSettings,
+    n_items: Mapping[str, int],
+    left_out: list[str],
+) -> list[Record | None]:
+    """Differences of the kappa group means, each on the pairwise bootstrap's own resamples.
+
+    "Models agree with each other more than with people" is a statement about a difference;
+    it gets its own interval (paired: both means on every resample) and a resample test of 0,
+    ``stage2.<round>.kappa_diff.<a>_minus_<b>``.
+    """
+    out: list[Record | None] = []
+    for key, (a, b) in KAPPA_DIFFERENCES.items():
+        if a not in means or b not in means:
+            continue
+        res = paired_difference(means[a], means[b])
+        out.append(
+            make_record(
+                f"{rv.prefix}.kappa_diff.{key}",
+                boot_interval(res, settings, rv.unit),
+                fmt="+.2f",
+                method=(
+                    f"mean pairwise Cohen's kappa of the {_GROUP_WORDS[a]} pairs minus that of "
+                    f"the {_GROUP_WORDS[b]} pairs ({rv.round} round; {rv.prefix}.kappa.{a} "
+                    f"minus {rv.prefix}.kappa.{b}, both on every resample)"
+                    f"{_left_out_phrase(left_out)}; "
+                    f"{resample_test_phrase(0.0, settings, rv.unit)}"
+                ),
+                code=f"{MODULE}:kappa_differences",
+                n=max(n_items[a], n_items[b]),
+                seed=settings.seed,
+                extra={
+                    "round": rv.round,
+                    "minuend": f"{rv.prefix}.kappa.{a}",
+                    "subtrahend": f"{rv.prefix}.kappa.{b}",
+                    **resample_test(res, 0.0),
+                },
+            )
+        )
+    return out
 
 
 _MATRIX_COLUMNS = [
@@ -652,6 +864,7 @@ def round_statistics(
     records += over_selection(rv, tb, settings)
     records += agreement_with_majority(rv, tb, settings)
     records += human_ceiling(rv, tb, settings)
+    records += scores_vs_rest(rv, tb, settings)
     kappa_records, matrix = kappa_group_means(rv, settings)
     return collect(records + kappa_records), matrix
 

@@ -16,15 +16,15 @@ raters of that slot; a judge rates a slot once.
 * ``stage3.mean_rating.<generator>`` / ``.human``: mean human rating of the slots.
 * ``stage3.judge_mean_rating.<judge>``: mean rating a judge gives.
 * ``stage3.judge_minus_human.<judge>``: mean of (judge - human) over the slots both rate, with
-  a Wilcoxon signed-rank test (Pratt's treatment of zero differences) per judge,
-  Holm-adjusted across judges.
+  a test of 0 from the same cluster resamples as its interval, Holm-adjusted across judges.
 * ``stage3.mention_delta.<rater>`` (``human`` and each judge): mean rating of slots whose
   attribute the personalized response mentions explicitly minus slots where it does not.
 * ``stage3.mention_rate.<generator>``: share of a generator's rating slots (personalized
   response x attribute) with an explicit mention.
 * ``stage3.mention_habit_vs_bias.spearman``: across models that are both generators and
   judges, Spearman's rho of mention rate (as generator) and mention delta (as judge), with a
-  Fisher-z interval (Bonett-Wright SE); needs at least four models.
+  Fisher-z interval (Bonett-Wright SE; approximate with few models) and, from 5 to 9 models,
+  the exact permutation p-value; needs at least four models (four: descriptive, no p).
 * ``stage3.judge_spearman_vs_human.<judge>``: Spearman's rho of judge and human ratings over
   slots, and the ceiling ``stage3.ceiling.spearman_human_vs_rest``: each human against the
   mean of the other humans on the slots they share, averaged over humans.
@@ -44,13 +44,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis.data.vocabulary import HUMAN, JUDGE_KINDS, MODEL, PERSONALIZED
 from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult
-from analysis.stats.intervals import correlation_with_ci
+from analysis.stats.intervals import correlation_with_ci, exact_permutation_p
 from analysis.stats.study_common import (
+    DISAGREEMENT_EXPLAINED,
     ClusterResamples,
     StatsSettings,
     StudyDataError,
@@ -68,6 +68,8 @@ from analysis.stats.study_common import (
     ratio,
     require_columns,
     require_unique,
+    resample_test,
+    resample_test_phrase,
     show,
     study_round,
     unit_noun,
@@ -90,6 +92,10 @@ RESPONSE = ("user_id", "prompt_id", "generator")
 NO_BETTER_AT_MOST = 3.0
 #: fewest models for the habit-vs-bias correlation (a Fisher-z interval needs n > 3)
 MIN_MODELS_FOR_CORRELATION = 4
+#: the habit-vs-bias correlation is descriptive (no p-value) with at most this many models
+DESCRIPTIVE_AT_MOST = 4
+#: below this many models its p-value is the exact permutation p (all n! pairings)
+EXACT_TEST_BELOW = 10
 MENTION_FLAG = "mentioned"
 
 
@@ -351,35 +357,39 @@ def judge_minus_human(
     round_name: str,
     settings: StatsSettings,
 ) -> list[Record]:
-    """Judge minus human rating on shared slots; Wilcoxon signed-rank, Holm across judges."""
+    """Judge minus human rating on shared slots; resample test of 0, Holm across judges.
+
+    The test uses the difference's own cluster resamples (users): the per-slot Wilcoxon test
+    it replaces treated a few hundred slots of a few dozen users as independent.
+    """
     h = slots["human"].to_numpy(dtype=np.float64)
     diffs: dict[str, np.ndarray] = {}
-    pvalues: dict[str, float] = {}
+    results: dict[str, BootstrapResult] = {}
+    tests: dict[str, dict[str, Any]] = {}
     for j in judges:
         x = slots[f"judge|{j}"].to_numpy(dtype=np.float64)
         both = np.isfinite(x) & np.isfinite(h)
         if not both.any():
             continue
-        d = x[both] - h[both]
-        diffs[j] = d
-        pvalues[j] = _wilcoxon_p(d)
+        diffs[j] = x[both] - h[both]
+        results[j] = tb.stat(lambda g, j=j: ratio(g(f"diff|{j}"), g(f"both|{j}")))
+        tests[j] = resample_test(results[j], 0.0)
+    pvalues = {j: t["p_value"] for j, t in tests.items() if t}
     adjusted = adjust_pvalues(pvalues, settings)
-    family = sorted(diffs)
+    family = sorted(pvalues)
     out: list[Record | None] = []
-    for j in family:
+    for j in sorted(diffs):
         d = diffs[j]
-        res = tb.stat(lambda g, j=j: ratio(g(f"diff|{j}"), g(f"both|{j}")))
         out.append(
             make_record(
                 f"stage3.judge_minus_human.{key_part(j)}",
-                boot_interval(res, settings, tb.unit),
+                boot_interval(results[j], settings, tb.unit),
                 fmt="+.2f",
                 method=(
                     f"mean of judge {j}'s rating minus the human rating over the {d.size} "
-                    f"rating slots both rate ({round_name} round); paired test: Wilcoxon "
-                    "signed-rank test of the per-slot differences (scipy, Pratt's treatment "
-                    f"of zero differences), {correction_name(settings)}-adjusted across the "
-                    f"{len(family)} judges"
+                    f"rating slots both rate ({round_name} round); "
+                    f"{resample_test_phrase(0.0, settings, tb.unit)}, "
+                    f"{correction_name(settings)}-adjusted across the {len(family)} judges"
                 ),
                 code=f"{MODULE}:judge_minus_human",
                 n=int(d.size),
@@ -388,8 +398,7 @@ def judge_minus_human(
                     j,
                     {
                         "round": round_name,
-                        "test": "Wilcoxon signed-rank (zero_method=pratt)",
-                        "p_value": pvalues[j],
+                        **tests[j],
                         "p_adjusted": adjusted.get(j),
                         "correction": settings.multiple_comparisons,
                         "family": family,
@@ -400,17 +409,6 @@ def judge_minus_human(
             )
         )
     return collect(out)
-
-
-def _wilcoxon_p(d: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value (Pratt); 1 when every difference is zero."""
-    if not np.any(d != 0):
-        return 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # scipy's note on ties / normal approx.
-        res = stats.wilcoxon(d, zero_method="pratt", alternative="two-sided")
-    p = float(res.pvalue)
-    return p if math.isfinite(p) else 1.0
 
 
 def mention_effects(
@@ -495,7 +493,14 @@ def mention_rates(
 def mention_habit_vs_bias(
     rates: Mapping[str, float], deltas: Mapping[str, float], settings: StatsSettings
 ) -> list[Record]:
-    """Spearman's rho, across models, of mention rate as generator and mention delta as judge."""
+    """Spearman's rho, across models, of mention rate as generator and mention delta as judge.
+
+    Its units are a handful of models, so: with fewer than
+    :data:`EXACT_TEST_BELOW` models the p-value is the exact permutation p over all pairings
+    (the t approximation is not valid there) and the Fisher-z interval is labelled
+    approximate; with at most :data:`DESCRIPTIVE_AT_MOST` models the correlation is
+    descriptive (no p-value). A claim on this record is judged on ``extra.p_value``.
+    """
     both = sorted(set(rates) & set(deltas))
     models = [m for m in both if settings.in_aggregates(m)]
     left_out = [m for m in both if not settings.in_aggregates(m)]
@@ -508,7 +513,31 @@ def mention_habit_vs_bias(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # |rho| = 1: interval undefined
         ci = correlation_with_ci(x, y, "spearman", settings.ci_level)
+    n = len(models)
     text = f"{settings.ci_level:.0%} CI: Fisher z interval (Bonett-Wright standard error)"
+    test: dict[str, Any]
+    if n <= DESCRIPTIVE_AT_MOST:
+        text = f"{text}, approximate at n = {n}"
+        note = f"; descriptive only: with {n} models no test is reported"
+        test = {"descriptive": True}
+    elif n < EXACT_TEST_BELOW:
+        text = f"{text}, approximate at n = {n}"
+        p = exact_permutation_p(x, y, "spearman")
+        pairings = math.factorial(n)
+        note = (
+            f"; test of 0: exact two-sided permutation p over all {pairings} pairings of the "
+            f"{n} models (scipy permutation_test), on which any claim is judged; the "
+            f"approximate interval and the exact p {DISAGREEMENT_EXPLAINED}"
+        )
+        test = {
+            "null": 0.0,
+            "p_value": p,
+            "test": f"exact permutation (all {pairings} pairings)",
+            "p_value_t_approximation": ci.p_value,
+        }
+    else:
+        note = "; test of 0: t approximation of Spearman's rho (scipy spearmanr)"
+        test = {"null": 0.0, "p_value": ci.p_value, "test": "t approximation (spearmanr)"}
     return collect(
         [
             make_record(
@@ -516,7 +545,7 @@ def mention_habit_vs_bias(
                 analytic_interval(ci.estimate, ci.low, ci.high, text),
                 fmt=".2f",
                 method=(
-                    f"Spearman's rho across {len(models)} models of how often each mentions "
+                    f"Spearman's rho across {n} models of how often each mentions "
                     "attributes explicitly as a generator (stage3.mention_rate) and how much "
                     "more it rates explicit mentions as a judge (stage3.mention_delta)"
                     + (
@@ -524,14 +553,15 @@ def mention_habit_vs_bias(
                         if left_out
                         else ""
                     )
+                    + note
                 ),
                 code=f"{MODULE}:mention_habit_vs_bias",
-                n=len(models),
+                n=n,
                 seed=None,
                 extra={
                     "models": models,
                     "excluded_models": left_out,
-                    "p_value": ci.p_value,
+                    **test,
                     "mention_rate": {m: rates[m] for m in models},
                     "mention_delta": {m: deltas[m] for m in models},
                 },

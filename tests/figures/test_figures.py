@@ -238,13 +238,21 @@ def test_relevance_prf_groups_baselines_models_and_classifier() -> None:
     ceiling = [ln for ln in final.get_lines() if ln.get_gid() == "ceiling"]
     assert len(ceiling) == 1 and ceiling[0].get_ydata()[0] == pytest.approx(0.62)
     assert not [ln for ln in pilot.get_lines() if ln.get_gid() == "ceiling"]
+    # the comparison with people: the model's F1 against the ceiling's own references, drawn
+    # at its F1 bar (only models have it; the pilot has no ceiling)
+    (diamonds,) = [ln for ln in final.get_lines() if ln.get_gid() == "f1-vs-rest"]
+    assert list(diamonds.get_xdata()) == pytest.approx([2 + 0.45])
+    assert list(diamonds.get_ydata()) == pytest.approx([0.58])
+    assert not [ln for ln in pilot.get_lines() if ln.get_gid() == "f1-vs-rest"]
     assert len([ln for ln in final.get_lines() if ln.get_gid() == "kind-separator"]) == 2
     used = fig.study.records
     assert "stage2.classifier.final.f1" in used and "stage2.final.ceiling.f1_human_vs_rest" in used
     assert "stage2.classifier.final.auroc" not in used
     assert "stage2.classifier.final.reference.gpt-5.4.f1" not in used
     assert "stage2.final.kappa_vs_majority.gpt-5.4" not in used
-    assert len(used) == 5 * 3 + 3 + 1
+    assert "stage2.final.vs_rest.f1.gpt-5.4" in used
+    assert "stage2.final.vs_rest.gap_f1.gpt-5.4" not in used
+    assert len(used) == 5 * 3 + 3 + 1 + 1
 
 
 def test_relevance_prf_placeholder_without_records() -> None:

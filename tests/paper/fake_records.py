@@ -15,6 +15,8 @@ from analysis.provenance import Record, write_records
 CODE = "tests.paper.fake_records:records"
 MODELS = ("sim-llm-alpha", "sim-llm-beta", "smollm2-135m")
 JUDGES = ("sim-judge-alpha", "sim-judge-beta")
+#: a test of 0 whose p-value agrees with a CI of half-width 0.05 around the values below
+NULL_ZERO = {"null": 0.0, "p_value": 0.001, "p_adjusted": 0.002}
 
 
 def rec(key: str, value: float | int, fmt: str = ".2f", ci: float | None = 0.05, **kw) -> Record:
@@ -72,6 +74,19 @@ def stage2_records(round_: str, individual_humans: bool) -> list[Record]:
             rec(f"{p}.kappa_diff.human_human_minus_human_model", 0.13, "+.2f", 0.05),
             rec(f"{p}.kappa_diff.model_model_minus_human_human", 0.17, "+.2f", 0.05),
         ]
+        for m in MODELS:
+            out += [
+                rec(f"{p}.vs_rest.kappa.{m}", 0.35, ".2f", 0.04),
+                rec(f"{p}.vs_rest.f1.{m}", 0.5, ".3f", 0.04),
+                rec(f"{p}.vs_rest.gap_kappa.{m}", -0.15, "+.2f", 0.05, extra=NULL_ZERO),
+                rec(f"{p}.vs_rest.gap_f1.{m}", -0.1, "+.3f", 0.05, extra=NULL_ZERO),
+            ]
+        for diff, v in (
+            ("model_model_minus_human_model", 0.3),
+            ("human_human_minus_human_model", 0.13),
+            ("model_model_minus_human_human", 0.17),
+        ):
+            out.append(rec(f"{p}.kappa_diff.{diff}", v, "+.2f", 0.05, extra=NULL_ZERO))
     return out
 
 

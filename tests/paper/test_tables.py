@@ -31,8 +31,16 @@ def test_rows_are_discovered_per_round_and_cells_link_to_records() -> None:
     assert r"\emph{final round}" in tex and r"\emph{pilot round}" in tex
     assert r"\rcint{stage2.final.over_selection.sim-llm-alpha}" in tex
     assert r"\rc{stage2.final.relevance_rate.human_majority}" in tex
-    # the human ceiling row uses the ceiling keys in the kappa and F1 columns
-    assert r"\rcint{stage2.final.ceiling.f1_human_vs_rest}" in tex
+    # against the majority of all humans: no ceiling row (it has another reference)
+    assert "ceiling" not in tex and "study's definition" in tex
+    # the ceiling and the models on the same leave-one-out references, with paired gaps
+    vs_rest = render_tables(numbers_of("full"))["stage2_vs_rest"]
+    ceiling_row = next(ln for ln in vs_rest.splitlines() if ln.startswith("people (human"))
+    assert r"\rcint{stage2.final.ceiling.f1_human_vs_rest}" in ceiling_row
+    assert r"\rcint{stage2.final.ceiling.kappa_human_vs_rest}" in ceiling_row
+    assert ceiling_row.count("--") == 2
+    assert r"\rcint{stage2.final.vs_rest.gap_kappa.sim-llm-alpha}" in vs_rest
+    assert r"\rcint{stage2.final.vs_rest.f1.sim-llm-alpha}" in vs_rest
     # the near-random model is marked and explained
     assert r"smollm2-135m$^\dagger$" in tex and "near-random" in tex
     assert "Brackets: 95\\% confidence intervals" in tex

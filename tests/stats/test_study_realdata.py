@@ -87,6 +87,21 @@ def test_pilot_matrix_and_group_means(real) -> None:
     assert "stage2.pilot.ceiling.kappa_human_vs_rest" in recs
 
 
+def test_pilot_models_on_the_ceiling_references(real) -> None:
+    """Leave-one-human-out: the ceiling and every pilot model on the same references."""
+    recs, _ = real
+    ceiling = recs["stage2.pilot.ceiling.kappa_human_vs_rest"]
+    assert ceiling.extra["n_raters"] == len(PILOT_HUMANS)
+    assert 0 <= ceiling.extra["tied_share"] < 1
+    for m in PILOT_MODELS:
+        for score in ("kappa", "f1", "gap_kappa", "gap_f1"):
+            assert f"stage2.pilot.vs_rest.{score}.{m}" in recs, (score, m)
+        gap = recs[f"stage2.pilot.vs_rest.gap_kappa.{m}"]
+        assert gap.extra["null"] == 0.0 and gap.ci_low <= gap.value <= gap.ci_high
+    for diff in ("model_model_minus_human_model", "human_human_minus_human_model"):
+        assert f"stage2.pilot.kappa_diff.{diff}" in recs
+
+
 @pytest.mark.slow
 def test_adapter_tables_give_the_same_numbers(real, real_data_root: Path) -> None:
     """The workflow path (adapter -> canonical votes) agrees with the plain-json frames."""

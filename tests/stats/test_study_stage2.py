@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall_score
+from statsmodels.stats.multitest import multipletests
 
+from analysis.stats.bootstrap import resample_counts
 from analysis.stats.study_common import StudyDataError
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_records, stage2_statistics
 
@@ -80,19 +82,23 @@ def test_relevance_rates_by_hand(final: dict) -> None:
     assert final["stage2.final.relevance_rate.human"].n == 18
 
 
-def test_over_selection_and_mcnemar_holm(final: dict) -> None:
+def test_over_selection_and_resample_test_holm(final: dict) -> None:
     m1 = final["stage2.final.over_selection.M1"]
     m2 = final["stage2.final.over_selection.M2"]
     assert m1.value == pytest.approx(5 / 2)
     assert m2.value == pytest.approx(3 / 2)
-    # M1: 3 items model-yes/majority-no, 0 the other way: exact two-sided p = 2 * 0.5**3
-    assert m1.extra["p_value"] == pytest.approx(0.25)
+    # users u1 (i1-i3), u2 (i4-i6). M1's ratio is 3 (u1 twice), 2.5 or 2 (u2 twice): never
+    # <= 1, so p is floored at 1/B. M2's is 2, 1.5 or 1: p = 2 * share of "u2 twice".
+    counts = resample_counts(2, CFG["n_boot"], CFG["seed"])
+    assert m1.extra["p_value"] == pytest.approx(1 / CFG["n_boot"])
+    assert m1.extra["null"] == 1.0 and "resample p" in m1.extra["test"]
     assert m1.extra["model_yes_majority_no"] == 3 and m1.extra["model_no_majority_yes"] == 0
-    assert m2.extra["p_value"] == pytest.approx(1.0)
-    # Holm over {0.25, 1.0}: 0.25 * 2 = 0.5, then max(0.5, 1.0)
-    assert m1.extra["p_adjusted"] == pytest.approx(0.5)
-    assert m2.extra["p_adjusted"] == pytest.approx(1.0)
-    assert m1.extra["correction"] == "holm" and "McNemar" in m1.method
+    assert m2.extra["p_value"] == pytest.approx(2 * np.mean(counts[:, 1] == 2))
+    # Holm over the two p-values
+    _, holm, _, _ = multipletests([m1.extra["p_value"], m2.extra["p_value"]], method="holm")
+    assert [m1.extra["p_adjusted"], m2.extra["p_adjusted"]] == pytest.approx(list(holm))
+    assert m1.extra["correction"] == "holm" and "McNemar" not in m1.method
+    assert "same resamples as the interval" in m1.method
     assert final["stage2.final.over_selection.mean_model"].value == pytest.approx(2.0)
 
 
@@ -128,20 +134,68 @@ def test_group_means_of_pairwise_kappa(final: dict) -> None:
     )
 
 
-def test_human_ceiling_leave_one_out(final: dict) -> None:
-    """Each human against the strict majority of the two others (a 1-1 tie is 'no')."""
-    humans = "ABC"
+def loo_reference(h: str, humans: str = "ABC") -> list[float]:
+    """The majority of the other humans by hand: NaN where fewer than 2 or they tie."""
+    rest = [c for c in humans if c != h]
+    out = []
+    for i in range(6):
+        yes = sum(col(r)[i] for r in rest)
+        out.append(np.nan if 2 * yes == len(rest) else float(2 * yes > len(rest)))
+    return out
+
+
+def test_human_ceiling_leave_one_out_drops_ties(final: dict) -> None:
+    """Each human against the majority of the two others; a 1-1 tie is dropped."""
     kappas, f1s = [], []
-    for h in humans:
-        rest = [c for c in humans if c != h]
-        ref = [int(col(rest[0])[i] + col(rest[1])[i] > 1) for i in range(6)]
-        kappas.append(cohen_kappa_score(col(h), ref))
-        f1s.append(f1_score(ref, col(h)))
+    for h in "ABC":
+        ref = loo_reference(h)
+        keep = [i for i in range(6) if np.isfinite(ref[i])]
+        truth, pred = [ref[i] for i in keep], [col(h)[i] for i in keep]
+        kappas.append(cohen_kappa_score(pred, truth))
+        f1s.append(f1_score(truth, pred))
     ceiling_k = final["stage2.final.ceiling.kappa_human_vs_rest"]
-    assert ceiling_k.value == pytest.approx(np.mean(kappas))
+    assert ceiling_k.value == pytest.approx(np.nanmean(kappas))
     assert final["stage2.final.ceiling.f1_human_vs_rest"].value == pytest.approx(np.mean(f1s))
-    assert ceiling_k.n == 18
+    # ties: A 3 (i1, i4, i6), B 3 (i1, i3, i4), C 2 (i3, i6) of 18 human-item pairs
+    assert ceiling_k.extra["tied_pairs_dropped"] == 8
+    assert ceiling_k.extra["tied_share"] == pytest.approx(8 / 18)
+    assert ceiling_k.n == 10
     assert ceiling_k.extra["per_rater"]["A"] == pytest.approx(kappas[0])
+
+
+def test_models_scored_against_the_ceiling_references(final: dict) -> None:
+    for m in ("M1", "M2"):
+        kappas, f1s, gap_k, gap_f = [], [], [], []
+        for h in "ABC":
+            ref = loo_reference(h)
+            keep = [i for i in range(6) if np.isfinite(ref[i])]
+            truth = [ref[i] for i in keep]
+            pm, ph = [col(m)[i] for i in keep], [col(h)[i] for i in keep]
+            kappas.append(cohen_kappa_score(pm, truth))
+            f1s.append(f1_score(truth, pm))
+            gap_k.append(kappas[-1] - cohen_kappa_score(ph, truth))
+            gap_f.append(f1s[-1] - f1_score(truth, ph))
+        p = "stage2.final.vs_rest"
+        assert final[f"{p}.kappa.{m}"].value == pytest.approx(np.nanmean(kappas))
+        assert final[f"{p}.f1.{m}"].value == pytest.approx(np.mean(f1s))
+        gap = final[f"{p}.gap_kappa.{m}"]
+        assert gap.value == pytest.approx(np.nanmean(gap_k))
+        assert final[f"{p}.gap_f1.{m}"].value == pytest.approx(np.mean(gap_f))
+        assert gap.extra["null"] == 0.0 and 1 / CFG["n_boot"] <= gap.extra["p_value"] <= 1
+        assert gap.extra["p_adjusted"] >= gap.extra["p_value"]
+
+
+def test_kappa_differences_are_differences_of_group_means(final: dict) -> None:
+    k = {g: final[f"stage2.final.kappa.{g}"].value for g in ("human_human", "model_model")}
+    k["human_model"] = final["stage2.final.kappa.human_model"].value
+    for a, b in (
+        ("model_model", "human_model"),
+        ("human_human", "human_model"),
+        ("model_model", "human_human"),
+    ):
+        rec = final[f"stage2.final.kappa_diff.{a}_minus_{b}"]
+        assert rec.value == pytest.approx(k[a] - k[b])
+        assert rec.extra["null"] == 0.0 and "p_value" in rec.extra
 
 
 def test_every_record_is_complete(final: dict) -> None:
@@ -305,7 +359,8 @@ def test_bundled_size_runs_under_five_seconds() -> None:
     elapsed = time.perf_counter() - start
     assert elapsed < 5.0, f"stage-2 statistics took {elapsed:.1f} s at the bundled size"
     keys = {r.key for r in result.records}
-    assert "stage2.final.kappa.human_model" in keys and len(result.records) == 38
+    # 38 records, + 4 vs_rest records per model (5) + 3 kappa differences
+    assert "stage2.final.kappa.human_model" in keys and len(result.records) == 38 + 20 + 3
     rate = by_key(result.records)["stage2.final.relevance_rate.human_majority"]
     assert 0.15 < rate.value < 0.3
 

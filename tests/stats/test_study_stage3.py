@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
+from analysis.stats.bootstrap import resample_counts
 from analysis.stats.study_common import (
     StudyDataError,
     spearman_from_tables,
@@ -120,21 +122,22 @@ def test_mean_ratings(recs: dict) -> None:
     assert recs["stage3.judge_mean_rating.J2"].value == pytest.approx(np.mean(J2))
 
 
-def test_judge_minus_human_wilcoxon_holm(recs: dict) -> None:
-    p = {}
+def test_judge_minus_human_resample_test_holm(recs: dict) -> None:
+    # users u1 (slots 1-4), u2 (slots 5-7). J1 - human is >= 0 on every slot, so every
+    # resample's mean is > 0 and p is floored at 1/B. J2 - human sums to -2.5 over u1's 4
+    # slots and +1 over u2's 3: only "u2 twice" resamples are >= 0.
+    counts = resample_counts(2, CFG["n_boot"], CFG["seed"])
+    expected = {"J1": 1 / CFG["n_boot"], "J2": 2 * np.mean(counts[:, 1] == 2)}
     for name, judge in (("J1", J1), ("J2", J2)):
         d = np.array(judge, dtype=float) - np.array(HUMAN_MEAN)
         rec = recs[f"stage3.judge_minus_human.{name}"]
         assert rec.value == pytest.approx(d.mean())
-        p[name] = stats.wilcoxon(d, zero_method="pratt").pvalue
-        assert rec.extra["p_value"] == pytest.approx(p[name])
-        assert rec.extra["correction"] == "holm" and "Wilcoxon signed-rank" in rec.method
-    lo, hi = sorted(p.values())
-    holm = {k: (min(1, 2 * v) if v == lo else max(min(1, 2 * lo), v)) for k, v in p.items()}
-    for name in ("J1", "J2"):
-        assert recs[f"stage3.judge_minus_human.{name}"].extra["p_adjusted"] == pytest.approx(
-            holm[name]
-        )
+        assert rec.extra["p_value"] == pytest.approx(expected[name])
+        assert rec.extra["null"] == 0.0
+        assert rec.extra["correction"] == "holm" and "Wilcoxon" not in rec.method
+    _, holm, _, _ = multipletests([expected["J1"], expected["J2"]], method="holm")
+    for name, adj in zip(("J1", "J2"), holm, strict=True):
+        assert recs[f"stage3.judge_minus_human.{name}"].extra["p_adjusted"] == pytest.approx(adj)
 
 
 def test_mention_effects(recs: dict) -> None:
@@ -178,6 +181,15 @@ def test_habit_vs_bias_across_models() -> None:
     assert rec.value == pytest.approx(stats.spearmanr(x, y).statistic)  # 0.9
     assert rec.n == 5 and "Fisher z" in rec.method
     assert rec.ci_low < rec.value < rec.ci_high
+    # five models: the exact permutation p over 5! = 120 pairings (|rho| >= 0.9: 10 of them)
+    assert rec.extra["p_value"] == pytest.approx(10 / 120)
+    assert rec.extra["null"] == 0.0 and "120 pairings" in rec.method
+    assert rec.extra["p_value_t_approximation"] == pytest.approx(stats.spearmanr(x, y).pvalue)
+    assert "approximate" in rec.method and "can disagree" in rec.method
+    # four models: descriptive (an approximate interval, no p-value); three: nothing
+    (four,) = mention_habit_vs_bias(dict(list(rates.items())[:4]), deltas, settings)
+    assert "p_value" not in four.extra and four.extra["descriptive"] is True
+    assert "no test" in four.method
     assert mention_habit_vs_bias(dict(list(rates.items())[:3]), deltas, settings) == []
 
 

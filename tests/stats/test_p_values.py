@@ -1,0 +1,165 @@
+"""p-values that match their intervals: the resample p, the exact permutation p, the one
+leave-one-out reference, and the agreement of every record's p-value with its interval."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_p_value
+from analysis.stats.intervals import exact_permutation_p
+from analysis.stats.study_common import (
+    DISAGREEMENT_EXPLAINED,
+    leave_one_out_majority,
+    p_interval_disagreement,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LEVEL = re.compile(r"(\d+(?:\.\d+)?)% CI")
+
+
+def result_of(replicates: list[float]) -> BootstrapResult:
+    return BootstrapResult(
+        estimate=np.asarray(0.0),
+        replicates=np.asarray(replicates, dtype=np.float64),
+        jackknife=None,
+        n_clusters=3,
+        cluster="user",
+        seed=0,
+        weights_digest="x",
+    )
+
+
+def test_resample_p_value_formula() -> None:
+    # 10 resamples: 3 at or below 0.5 (0.1, 0.2, 0.5; a tie counts on both sides), 8 at or
+    # above it; for 0.95: 7 below, 3 above
+    res = result_of([0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2])
+    assert resample_p_value(res, 0.5) == pytest.approx(2 * 3 / 10)
+    assert resample_p_value(res, 0.95) == pytest.approx(2 * 3 / 10)
+    assert resample_p_value(res, 0.15) == pytest.approx(2 * 1 / 10)
+    # every resample above the null: floored at 1/B, never 0
+    assert resample_p_value(res, -1.0) == pytest.approx(1 / 10)
+    # capped at 1 (the null in the middle of many ties)
+    assert resample_p_value(result_of([0.0] * 4), 0.0) == 1.0
+
+
+def test_resample_p_value_ignores_undefined_resamples() -> None:
+    res = result_of([np.nan, 0.3, 0.4, np.nan, -0.1])
+    # B counts the 3 defined resamples; 1 of them <= 0
+    assert resample_p_value(res, 0.0) == pytest.approx(2 / 3)
+    assert np.isnan(resample_p_value(result_of([np.nan, np.nan]), 0.0))
+
+
+def test_leave_one_out_majority_by_hand() -> None:
+    n = np.nan
+    # items x raters A B C D (NaN = no vote)
+    votes = np.array(
+        [
+            [1, 1, 0, 1],  # A's others B C D: 2 of 3 -> 1
+            [0, 1, 0, n],  # A's others B C: 1-1 tie -> dropped
+            [1, 0, n, n],  # A's others: only B -> fewer than 2, undefined
+            [n, 1, 1, 0],  # A did not vote -> undefined
+            [0, 0, 0, 1],  # 0 of... others B C D: 1 of 3 -> 0
+        ],
+        dtype=np.float64,
+    )
+    label, tie = leave_one_out_majority(votes, 0)
+    np.testing.assert_array_equal(label, [1, n, n, n, 0])
+    np.testing.assert_array_equal(tie, [False, True, False, False, False])
+    # D's others A B C on item 1: 1, 1, 0 -> 1; D has no vote on items 2, 3
+    label_d, tie_d = leave_one_out_majority(votes, 3)
+    np.testing.assert_array_equal(label_d, [1, n, n, 1, 0])
+    assert not tie_d.any()
+
+
+def test_exact_permutation_p_five_models() -> None:
+    x = [0.05, 0.2, 0.4, 0.5, 0.7]
+    y = [-0.39, 0.1, 0.2, 0.5, 0.4]
+    assert stats.spearmanr(x, y).statistic == pytest.approx(0.9)
+    # of the 120 pairings, |rho| >= 0.9 for 10 (rho = 1, four at 0.9, and their mirrors)
+    assert exact_permutation_p(x, y, "spearman") == pytest.approx(10 / 120)
+    assert round(exact_permutation_p(x, y, "spearman"), 3) == 0.083
+    # the t approximation is what it replaces
+    assert stats.spearmanr(x, y).pvalue < 0.05
+    with pytest.raises(ValueError, match="too large"):
+        exact_permutation_p(np.arange(10), np.arange(10))
+
+
+def record(value: float, low: float, high: float, p: float, method: str = "") -> dict:
+    return {
+        "value": value,
+        "ci_low": low,
+        "ci_high": high,
+        "method": f"x; 95% CI: ...{method}",
+        "extra": {"p_value": p, "null": 0.0},
+    }
+
+
+def test_disagreement_detector() -> None:
+    assert p_interval_disagreement(record(0.5, 0.1, 0.9, 0.01), 0.95) is None
+    assert p_interval_disagreement(record(0.5, -0.1, 0.9, 0.3), 0.95) is None
+    assert "excludes" in str(p_interval_disagreement(record(0.5, 0.1, 0.9, 0.2), 0.95))
+    assert "contains" in str(p_interval_disagreement(record(0.5, -0.1, 0.9, 0.001), 0.95))
+    explained = record(0.5, 0.1, 0.9, 0.2, f"; they {DISAGREEMENT_EXPLAINED}")
+    assert p_interval_disagreement(explained, 0.95) is None
+    no_null = {"ci_low": 0.0, "ci_high": 1.0, "extra": {"p_value": 0.5}}
+    assert "without extra.null" in str(p_interval_disagreement(no_null, 0.95))
+
+
+def test_resample_p_agrees_with_percentile_interval_on_synthetic_data() -> None:
+    """Many clustered differences of means, some null and some not: p < 0.05 <=> CI excludes 0."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for trial in range(60):
+        n_users = int(rng.integers(5, 40))
+        users = rng.integers(0, n_users, 300)
+        effect = rng.choice([0.0, 0.05, 0.2])
+        d = effect + rng.normal(0, 1, n_users)[users] * 0.3 + rng.normal(0, 1, 300)
+        res = bootstrap_statistic(
+            np.column_stack([d, np.ones_like(d)]),
+            lambda t: t[:, 0] / t[:, 1],
+            clusters=users,
+            n_boot=999,
+            seed=trial,
+        )
+        low, high = res.interval(0.95, "percentile")
+        rec = {
+            "ci_low": float(low),
+            "ci_high": float(high),
+            "method": "m",
+            "extra": {"p_value": resample_p_value(res, 0.0), "null": 0.0},
+        }
+        assert p_interval_disagreement(rec, 0.95) is None, (trial, rec)
+        checked += 1
+    assert checked == 60
+
+
+def numbers_disagreements(numbers: dict) -> list[str]:
+    """Every record whose p-value and interval disagree without a stated reason."""
+    out = []
+    for key, rec in numbers.items():
+        m = LEVEL.search(str(rec.get("method", "")))
+        level = float(m.group(1)) / 100 if m else 0.95
+        why = p_interval_disagreement(rec, level)
+        if why:
+            out.append(f"{key}: {why}")
+    return out
+
+
+def test_bundled_build_p_values_agree_with_intervals() -> None:
+    """Over the clone's bundled build (rule ``numbers``), where one was built."""
+    path = REPO_ROOT / "results/bundled/numbers.json"
+    if not path.is_file():
+        pytest.skip(
+            f"no bundled build at {path} (snakemake builds it; the slow workflow test "
+            "checks a fresh one)"
+        )
+    numbers = json.loads(path.read_text())
+    tested = [k for k, r in numbers.items() if (r.get("extra") or {}).get("p_value") is not None]
+    assert tested, "the bundled build has no record with a p-value"
+    assert numbers_disagreements(numbers) == []
