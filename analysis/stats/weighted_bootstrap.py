@@ -103,6 +103,33 @@ def weighted_prf(y_true: np.ndarray, y_pred: np.ndarray, which: str) -> Statisti
     return stat
 
 
+def weighted_kappa(a: np.ndarray, b: np.ndarray) -> Statistic:
+    """Cohen's kappa of two binary labelings on weighted rows (NaN where chance agreement is 1).
+
+    The resampled 2x2 table is four weighted sums, so kappa on every resample is one matrix
+    product; it equals ``sklearn.metrics.cohen_kappa_score`` on the data set that repeats each
+    row by its weight.
+    """
+    x = np.asarray(a, dtype=bool)
+    y = np.asarray(b, dtype=bool)
+    cells = np.column_stack([x & y, x & ~y, ~x & y, ~x & ~y]).astype(np.float64)
+
+    def stat(W: np.ndarray) -> np.ndarray:
+        t = W @ cells
+        n = t.sum(axis=1)
+        po = _safe_div(t[:, 0] + t[:, 3], n)
+        pa, pb = _safe_div(t[:, 0] + t[:, 1], n), _safe_div(t[:, 0] + t[:, 2], n)
+        pe = pa * pb + (1.0 - pa) * (1.0 - pb)
+        return _safe_div(po - pe, 1.0 - pe)
+
+    return stat
+
+
+def weighted_difference(first: Statistic, second: Statistic) -> Statistic:
+    """``first - second`` on the same weights: a paired difference on the same resamples."""
+    return lambda W: first(W) - second(W)
+
+
 def weighted_auroc(y_true: np.ndarray, score: np.ndarray) -> Statistic:
     """Area under the ROC curve (ties count one half) on weighted rows."""
     y = np.asarray(y_true, dtype=np.float64)
