@@ -120,7 +120,7 @@ def weighted_kappa(a: np.ndarray, b: np.ndarray) -> Statistic:
         po = _safe_div(t[:, 0] + t[:, 3], n)
         pa, pb = _safe_div(t[:, 0] + t[:, 1], n), _safe_div(t[:, 0] + t[:, 2], n)
         pe = pa * pb + (1.0 - pa) * (1.0 - pb)
-        return _safe_div(po - pe, 1.0 - pe)
+        return _safe_div(po - pe, 1.0 - pe) + 0.0  # + 0.0: no "-0.00" when po == pe
 
     return stat
 
