@@ -216,6 +216,7 @@ class RowCollector:
         round_: str,
         label: str,
         note: str | None,
+        flag_reason: str | None = None,
     ) -> None:
         jkey = (aid, rater, round_)
         if jkey in self.judgments:
@@ -231,6 +232,7 @@ class RowCollector:
             "round": round_,
             "label": label,
             "note": note or None,
+            "flag_reason": flag_reason,
         }
 
     def add_rating(

@@ -21,6 +21,7 @@ from analysis.data.jsonl import Rec, read_jsonl
 from analysis.data.layout import AnnotationFile, ModelFile
 from analysis.data.raters import normalize_human_rater, normalize_model_id
 from analysis.data.schemas import GRADED_LABELS
+from analysis.data.vocabulary import ACCEPTED, FLAG_REASONS
 
 STAGE1_LABELS: dict[str, str] = {"ok": "accepted", "bad": "rejected", "unsure": "uncertain"}
 #: graded stage-2 labels that count as YES ("should change the response explicitly or implicitly")
@@ -91,6 +92,22 @@ def _stage1_label(rec: Rec) -> str | None:
     return STAGE1_LABELS[label]
 
 
+def _flag_reason(judgment: Rec, label: str) -> str | None:
+    """The structured reason of a flag (absent in the real exports: None, never guessed)."""
+    reason = judgment.opt("flag_reason", str)
+    if reason is None:
+        return None
+    if reason not in FLAG_REASONS:
+        raise judgment.error(
+            "flag_reason", f"unknown reason {reason!r} (expected one of {FLAG_REASONS})"
+        )
+    if label == ACCEPTED:
+        raise judgment.error(
+            "flag_reason", f"reason {reason!r} on a judgment that accepts the attribute"
+        )
+    return reason
+
+
 def _stage1_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str, raw: str) -> None:
     judgments = rec.children("attr_judgments")
     if not judgments:
@@ -141,6 +158,7 @@ def _stage1_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str,
             round_=round_,
             label=label,
             note=judgment.opt("note", str),
+            flag_reason=_flag_reason(judgment, label),
         )
 
 

@@ -20,8 +20,10 @@ from pandera.errors import SchemaErrors
 
 from analysis.data.errors import TableValidationError
 from analysis.data.vocabulary import (
+    ACCEPTED,
     ATTRIBUTE_SETS,
     CONDITIONS,
+    FLAG_REASONS,
     GRADED_LABELS,
     JUDGE_KINDS,
     REAL,
@@ -101,6 +103,7 @@ COLUMNS: dict[str, dict[str, Col]] = {
         "round": Col("str", isin=STAGE1_ROUNDS),
         "label": Col("str", isin=STAGE1_LABELS),
         "note": Col("str", nullable=True),
+        "flag_reason": Col("str", nullable=True, isin=FLAG_REASONS),
     },
     "prompts": {
         "prompt_id": ID,
@@ -193,6 +196,12 @@ ROW_RULES: tuple[tuple[str, tuple[str, ...], Any, str], ...] = (
             | (df["reason"].notna() & df["n_originals"].notna() & df["position"].notna())
         ),
         "stage1 and stage2 attributes need reason, n_originals and position",
+    ),
+    (
+        "attribute_judgments",
+        ("label", "flag_reason"),
+        lambda df: df["flag_reason"].isna() | (df["label"] != ACCEPTED),
+        "flag_reason is set only on judgments that do not accept the attribute",
     ),
     (
         "relevance_votes",

@@ -35,6 +35,13 @@ ACCEPTED: Final = "accepted"
 UNCERTAIN: Final = "uncertain"
 REJECTED: Final = "rejected"
 STAGE1_LABELS: Final = (ACCEPTED, UNCERTAIN, REJECTED)
+#: why a person did not accept an attribute (``flag_reason`` of a non-accepted judgment): the
+#: study's two named failure modes and the rest. A structured field of the judgment, never
+#: inferred from the free-text note.
+OVERGENERALIZATION: Final = "overgeneralization"
+TASK_CONTEXT_CONFUSION: Final = "task_context_confusion"
+OTHER_REASON: Final = "other"
+FLAG_REASONS: Final = (OVERGENERALIZATION, TASK_CONTEXT_CONFUSION, OTHER_REASON)
 
 # --- stage 2: graded relevance labels (the graded pilot round)
 GRADED_LABELS: Final = (

@@ -4,19 +4,25 @@ Keys (a contract with the paper; absent when the data set lacks the labels, neve
 
 Stage 1 (attribute verifier, positive class = *unsupported*, i.e. the human majority did not
 accept the attribute):
-- ``stage1.verifier.auroc``, ``.f1``, ``.precision``, ``.recall``
+- ``stage1.verifier.auroc``, ``.kappa``, ``.f1``, ``.precision``, ``.recall`` (kappa: Cohen's
+  kappa of the flag with the human majority's "unsupported")
 - ``stage1.verifier.acceptance_all``: share of human judgments that are ``accepted``, over
   every evaluated attribute (the study's 58%)
 - ``stage1.verifier.acceptance_kept``: the same share over the attributes the verifier keeps
   (the study's "over 90%" after verify-and-refine); ``stage1.verifier.kept_share``
 - ``stage1.verifier.zero_shot_acceptance_kept.<model>``, ``.zero_shot_f1.<model>``,
-  ``.zero_shot_kept_share.<model>``: each zero-shot LLM verifier of stage 1
+  ``.zero_shot_kept_share.<model>``, ``.zero_shot_auroc.<model>``, ``.zero_shot_kappa.<model>``:
+  each zero-shot LLM verifier of stage 1, on the evaluated attributes it labelled
+- ``stage1.verifier.minus_zero_shot.<model>.auroc`` / ``.kappa``: the trained verifier minus
+  that zero-shot verifier on exactly those attributes (paired: one statistic per resample)
 
 Stage 2 (relevance classifier, per round ``final`` / ``pilot2``):
 - ``stage2.classifier.<round>.precision``, ``.recall``, ``.f1``, ``.auroc``,
   ``.predicted_rate``, ``.human_rate``
 - ``stage2.classifier.<round>.reference.<rater>.precision`` / ``.recall`` / ``.f1``: every
   LLM and retrieval baseline on exactly the classifier's held-out items
+- ``stage2.classifier.<round>.f1_minus_zero_shot.<model>``: the classifier's F1 minus that
+  zero-shot LLM's F1 on those shared items (paired, same resamples)
 
 Stage 3 (reward models; ``<variant>`` = ``pointwise``, ``pairwise``, ``ordinal``):
 - ``stage3.reward_model.<variant>.spearman``, ``.kendall``
@@ -43,6 +49,8 @@ from analysis.stats.weighted_bootstrap import (
     bootstrap,
     choose_unit,
     weighted_auroc,
+    weighted_difference,
+    weighted_kappa,
     weighted_kendall,
     weighted_prf,
     weighted_ratio,
@@ -196,6 +204,14 @@ def verifier_records(
         extra,
     )
     flagged = pred["flagged"].to_numpy(dtype=bool)
+    b.add(
+        "stage1.verifier.kappa",
+        weighted_kappa(flagged, unsupported),
+        ".2f",
+        f"Cohen's kappa of flagging by {trained} with the human majority's 'unsupported'.",
+        code,
+        extra,
+    )
     _prf(
         b,
         "stage1.verifier",
@@ -272,7 +288,50 @@ def verifier_records(
             code,
             z_extra,
         )
+        _versus_zero_shot(zb, z, rater, what, code, z_extra)
     return b.records
+
+
+def _versus_zero_shot(
+    zb: _Builder, z: pd.DataFrame, rater: str, what: str, code: str, extra: dict[str, object]
+) -> None:
+    """AUROC and kappa of a zero-shot verifier and the trained one's advantage, same rows.
+
+    Both verifiers are scored on the attributes the zero-shot model labelled, and each
+    difference is one statistic of the resampled rows, so its interval is paired.
+    """
+    y = ~z["accepted"].to_numpy(dtype=bool)
+    trained = {
+        "auroc": weighted_auroc(y, z["p_unsupported"].to_numpy(float)),
+        "kappa": weighted_kappa(z["flagged"].to_numpy(bool), y),
+    }
+    zero_shot = {
+        "auroc": weighted_auroc(y, z["zs_unsupported"].to_numpy(float)),
+        "kappa": weighted_kappa(~z["keeps"].to_numpy(bool), y),
+    }
+    words = {
+        "auroc": "AUROC of the score for 'unsupported' (for the zero-shot verifier: the share "
+        "of its labels that do not accept the attribute)",
+        "kappa": "Cohen's kappa of the flag with the human majority's 'unsupported'",
+    }
+    for metric, fmt in (("auroc", ".3f"), ("kappa", ".2f")):
+        zb.add(
+            f"stage1.verifier.zero_shot_{metric}.{rater}",
+            zero_shot[metric],
+            fmt,
+            f"{words[metric]} by {what}.",
+            code,
+            extra,
+        )
+        zb.add(
+            f"stage1.verifier.minus_zero_shot.{rater}.{metric}",
+            weighted_difference(trained[metric], zero_shot[metric]),
+            fmt,
+            f"{words[metric]}: the trained verifier (out of fold) minus {what}; both on the "
+            "same attributes, the difference computed on each resample (paired).",
+            code,
+            extra,
+        )
 
 
 def relevance_records(
@@ -354,16 +413,33 @@ def relevance_records(
                 continue
             rb = b.with_rows(shared, units, min_clusters)
             kind = str(shared["rater_kind"].iloc[0])
+            on_items = (
+                f"on the {len(shared)} held-out items of the trained classifier "
+                f"it also voted on, against the human majority, {res.round} round"
+            )
+            shared_y = shared["label"].to_numpy(bool)
             _prf(
                 rb,
                 f"{prefix}.reference.{rater}",
-                shared["label"].to_numpy(bool),
+                shared_y,
                 shared["vote"].to_numpy(bool),
-                f"{rater} ({kind}) on the {len(shared)} held-out items of the trained classifier "
-                f"it also voted on, against the human majority, {res.round} round",
+                f"{rater} ({kind}) {on_items}",
                 code,
                 {**extra, "rater": rater, "rater_kind": kind},
             )
+            if kind == "model":
+                rb.add(
+                    f"{prefix}.f1_minus_zero_shot.{rater}",
+                    weighted_difference(
+                        weighted_prf(shared_y, shared["predicted"].to_numpy(bool), "f1"),
+                        weighted_prf(shared_y, shared["vote"].to_numpy(bool), "f1"),
+                    ),
+                    ".3f",
+                    f"F1 of the trained relevance classifier minus F1 of the zero-shot model "
+                    f"{rater}, both {on_items} (paired: the difference on each resample).",
+                    code,
+                    {**extra, "rater": rater, "rater_kind": kind},
+                )
     return records
 
 

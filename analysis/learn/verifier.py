@@ -6,9 +6,11 @@ is a scikit-learn classifier on :func:`analysis.learn.features.verifier_features
 to predict that an attribute is *unsupported* (the human majority did not accept it),
 cross-validated grouped by user. Its effect is measured the way the study measures it:
 the human acceptance rate of the attributes the verifier keeps, against all attributes and
-against the attributes each zero-shot LLM verifier of stage 1 keeps. Only the "verify" half
-is reproduced: refining a flagged attribute needs a generator, and its human acceptance a
-new annotation round.
+against the attributes each zero-shot LLM verifier of stage 1 keeps, and head to head with
+each zero-shot verifier on the attributes both judged (AUROC and kappa with the human
+majority, paired differences). Only the "verify" half is reproduced: refining a flagged
+attribute needs a generator, and its human acceptance a new annotation round, so the paper
+speaks of a verification step, not of verify-and-refine.
 """
 
 from __future__ import annotations
@@ -72,26 +74,30 @@ def choose_round(judgments: pd.DataFrame, rounds: list[str], min_examples: int) 
 
 
 def zero_shot_labels(judgments: pd.DataFrame, attribute_ids: pd.Index) -> pd.DataFrame:
-    """Each LLM verifier's keep decision per attribute (majority of its labels = accepted)."""
+    """Each LLM verifier's keep decision per attribute (majority of its labels = accepted).
+
+    ``zs_unsupported`` is the share of its labels that do not accept the attribute: the
+    model's score for an AUROC beside the trained verifier's probability (a binary verifier's
+    AUROC is then its balanced accuracy).
+    """
     model = judgments[
         (judgments["rater_kind"] == "model")
         & judgments["attribute_id"].astype(str).isin(attribute_ids)
         & judgments["label"].notna()
     ]
     if model.empty:
-        return pd.DataFrame(columns=["attribute_id", "rater", "keeps"])
-    keeps = (
+        return pd.DataFrame(columns=["attribute_id", "rater", "keeps", "zs_unsupported"])
+    share = (
         model.assign(
             attribute_id=model["attribute_id"].astype(str),
             acc=(model["label"] == ACCEPTED).astype(float),
         )
         .groupby(["rater", "attribute_id"], sort=True)["acc"]
         .mean()
-        .gt(0.5)
-        .rename("keeps")
-        .reset_index()
     )
-    return keeps
+    return pd.DataFrame(
+        {"keeps": share.gt(0.5), "zs_unsupported": 1.0 - share}, index=share.index
+    ).reset_index()
 
 
 @dataclass

@@ -163,6 +163,38 @@ def _is_num(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
+def advantage_cell(metrics: Mapping[str, str]) -> Callable[[Numbers, str], str]:
+    """A cell saying in words whether a trained model beats the row's model, per metric.
+
+    ``key`` is the prefix of the paired-difference records (trained minus this model), one
+    per metric suffix (suffix ``""``: ``key`` is the record itself). The trained model beats
+    the row's model on a metric only when the interval of the difference lies above zero, so
+    a point estimate above zero with an interval that reaches zero reads "no": the words
+    follow the intervals, never the point values.
+    """
+
+    def cell(numbers: Numbers, key: str) -> str:
+        above, below, known = [], [], 0
+        for suffix, label in metrics.items():
+            rec = numbers.get(f"{key}.{suffix}" if suffix else key)
+            if rec is None or not has_ci(rec):
+                continue
+            known += 1
+            if rec["ci_low"] > 0:
+                above.append(label)
+            elif rec["ci_high"] < 0:
+                below.append(label)
+        if not known:
+            return "--"
+        if len(above) == len(metrics):
+            return "yes"
+        if above:
+            return " and ".join(above) + " only"
+        return "no, lower" if below else "no"
+
+    return cell
+
+
 @dataclass(frozen=True)
 class Column:
     """One column: its header and the key template (``{row}``, ``{group}``) of its cells."""
@@ -189,6 +221,7 @@ class RowTable:
     empty: str = "No records for this table in this dataset."
     notes: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)  # row -> label in this table
+    first: tuple[str, ...] = ()  # rows shown first in each group (e.g. the trained model's)
 
     def rows(self, numbers: Numbers) -> dict[str, list[str]]:
         """``group -> rows`` found in ``numbers`` (group ``""`` without sections).
@@ -204,7 +237,12 @@ class RowTable:
                 groups = m.groupdict()
                 row = next(v for k, v in groups.items() if k.startswith("row") and v)
                 found.setdefault(groups.get("group") or "", set()).add(row)
-        return {g: sorted(found[g], key=_row_order) for g in sorted(found)}
+
+        def order(row: str) -> tuple[int, int, str]:
+            lead = self.first.index(row) if row in self.first else len(self.first)
+            return (lead, *_row_order(row))
+
+        return {g: sorted(found[g], key=order) for g in sorted(found)}
 
     def render(self, numbers: Numbers) -> str:
         groups = self.rows(numbers)
@@ -331,6 +369,13 @@ DATASET_LABELS = {
 
 _CEILING = "human_vs_rest"
 
+_DELTA_NOTE = (
+    r"$\Delta$: the trained model minus the row's model on the items both judged, with a paired "
+    "interval (both on the same resamples). Beats it: yes when every difference's interval "
+    "lies above zero; no when none does (lower: an interval lies below zero)."
+)
+_REWARD_VARIANTS = ("pointwise", "pairwise", "ordinal")
+
 STAGE1_AGREEMENT_LABELS = {
     "stage1.alpha.human": r"Krippendorff's $\alpha$ (nominal), all judgments",
     "stage1.kappa.human_human": r"Cohen's $\kappa$, mean over pairs of people",
@@ -451,12 +496,179 @@ TABLES: dict[str, RowTable | KeyListTable] = {
             labels={"human": "people"},
         ),
         KeyListTable(
-            "interventions",
+            "stage1_flags",
+            (("", r"^stage1\.flags\.share\."),),
+            labels={
+                "stage1.flags.share.overgeneralization": "overgeneralization",
+                "stage1.flags.share.task_context_confusion": "task-context confusion",
+                "stage1.flags.share.other": "other reasons",
+            },
+        ),
+        RowTable(
+            "stage3_better",
+            "Rater",
+            r"^stage3\.judge_better_share\.(?P<row>.+)$|^stage3\.(?P<row_h>human)_better_share$",
             (
-                ("Stage-1 attribute verifier", r"^stage1\.verifier\."),
-                ("Stage-2 relevance classifier", r"^stage2\.classifier\."),
-                ("Stage-3 reward models", r"^stage3\.reward_model\."),
-                ("Stage-3 controls and checks", r"^stage3\.(?:controls|mentions)\."),
+                Column(
+                    "Rates better than generic",
+                    "stage3.judge_better_share.{row}",
+                    alt={"human": "stage3.human_better_share"},
+                ),
+                Column("Judge minus people", "stage3.judge_better_share_minus_human.{row}"),
+            ),
+            labels={"human": "people"},
+            first=("human",),
+        ),
+        RowTable(
+            "interventions_verifier",
+            "Verifier",
+            r"^stage1\.verifier\.(?:zero_shot_(?:auroc|kappa)\.(?P<row>.+)|(?P<row_t>auroc))$",
+            (
+                Column(
+                    "AUROC",
+                    "stage1.verifier.zero_shot_auroc.{row}",
+                    alt={"auroc": "stage1.verifier.auroc"},
+                ),
+                Column(r"$\Delta$ AUROC", "stage1.verifier.minus_zero_shot.{row}.auroc"),
+                Column(
+                    r"$\kappa$ with majority",
+                    "stage1.verifier.zero_shot_kappa.{row}",
+                    alt={"auroc": "stage1.verifier.kappa"},
+                ),
+                Column(r"$\Delta\kappa$", "stage1.verifier.minus_zero_shot.{row}.kappa"),
+                Column(
+                    "Beats it",
+                    "stage1.verifier.minus_zero_shot.{row}",
+                    cell=advantage_cell({"auroc": "AUROC", "kappa": r"$\kappa$"}),
+                ),
+            ),
+            labels={"auroc": "trained verifier"},
+            first=("auroc",),
+            notes=(_DELTA_NOTE,),
+        ),
+        RowTable(
+            "interventions_verifier_kept",
+            "Verifier",
+            r"^stage1\.verifier\.(?:zero_shot_(?:kept_share|acceptance_kept)\.(?P<row>.+)"
+            r"|(?P<row_t>acceptance_kept)|(?P<row_all>acceptance_all))$",
+            (
+                Column(
+                    "F1 (flags unsupported)",
+                    "stage1.verifier.zero_shot_f1.{row}",
+                    alt={"acceptance_kept": "stage1.verifier.f1", "acceptance_all": "-"},
+                ),
+                Column(
+                    "Attributes kept",
+                    "stage1.verifier.zero_shot_kept_share.{row}",
+                    alt={"acceptance_kept": "stage1.verifier.kept_share", "acceptance_all": "-"},
+                ),
+                Column(
+                    "People accept (kept)",
+                    "stage1.verifier.zero_shot_acceptance_kept.{row}",
+                    alt={
+                        "acceptance_kept": "stage1.verifier.acceptance_kept",
+                        "acceptance_all": "stage1.verifier.acceptance_all",
+                    },
+                ),
+            ),
+            labels={"acceptance_kept": "trained verifier", "acceptance_all": "no verifier (all)"},
+            first=("acceptance_all", "acceptance_kept"),
+        ),
+        RowTable(
+            "interventions_classifier",
+            "Relevance votes by",
+            r"^stage2\.classifier\.(?P<group>[^.]+)\.(?:reference\.(?P<row>.+)\.f1"
+            r"|(?P<row_t>f1))$",
+            (
+                Column(
+                    "Precision",
+                    "stage2.classifier.{group}.reference.{row}.precision",
+                    alt={"f1": "stage2.classifier.{group}.precision"},
+                ),
+                Column(
+                    "Recall",
+                    "stage2.classifier.{group}.reference.{row}.recall",
+                    alt={"f1": "stage2.classifier.{group}.recall"},
+                ),
+                Column(
+                    "F1",
+                    "stage2.classifier.{group}.reference.{row}.f1",
+                    alt={"f1": "stage2.classifier.{group}.f1"},
+                ),
+                Column(r"$\Delta$ F1", "stage2.classifier.{group}.f1_minus_zero_shot.{row}"),
+                Column(
+                    "Beats it",
+                    "stage2.classifier.{group}.f1_minus_zero_shot.{row}",
+                    cell=advantage_cell({"": "F1"}),
+                ),
+            ),
+            group_label=_round_label,
+            labels={"f1": "trained classifier"},
+            first=("f1",),
+            notes=(
+                _DELTA_NOTE + " Retrieval baselines are listed for reference, without a "
+                "difference.",
+            ),
+        ),
+        RowTable(
+            "interventions_reward",
+            "Scores by",
+            r"^stage3\.reward_model\.(?:(?P<group>judge)\.(?P<row>.+)|(?P<row_v>pointwise|pairwise|ordinal"
+            r"|human_ceiling))\.spearman$",
+            (
+                Column(
+                    r"Spearman $\rho$",
+                    "stage3.reward_model.judge.{row}.spearman",
+                    alt={
+                        v: f"stage3.reward_model.{v}.spearman"
+                        for v in (*_REWARD_VARIANTS, "human_ceiling")
+                    },
+                ),
+                Column(
+                    r"Kendall $\tau_b$",
+                    "stage3.reward_model.judge.{row}.kendall",
+                    alt={
+                        v: f"stage3.reward_model.{v}.kendall"
+                        for v in (*_REWARD_VARIANTS, "human_ceiling")
+                    },
+                ),
+            ),
+            group_label=lambda g: r"\emph{model judges}",
+            labels={
+                **{v: f"{v} reward model" for v in _REWARD_VARIANTS},
+                "human_ceiling": "each person vs the others",
+            },
+            first=(*_REWARD_VARIANTS, "human_ceiling"),
+        ),
+        RowTable(
+            "stage3_controls",
+            "Judge",
+            r"^stage3\.controls\.mean_rating\.[^.]+\.(?P<row>.+)$",
+            (
+                Column("No profile", "stage3.controls.mean_rating.no_context.{row}"),
+                Column("Normal", "stage3.controls.mean_rating.matched_for_no_context.{row}"),
+                Column("Wrong profile", "stage3.controls.mean_rating.mismatched_profile.{row}"),
+                Column(
+                    "Normal", "stage3.controls.mean_rating.matched_for_mismatched_profile.{row}"
+                ),
+            ),
+            notes=(
+                "No profile / wrong profile: the judge's mean rating when it is given no profile "
+                "or another user's profile; each is followed by its mean rating of the same "
+                "slots judged normally.",
+            ),
+        ),
+        RowTable(
+            "stage3_position",
+            "Judge",
+            r"^stage3\.controls\.position_(?:side_)?consistency\.(?P<row>.+)$",
+            (
+                Column("Same rating", "stage3.controls.position_consistency.{row}"),
+                Column("Same side of 3", "stage3.controls.position_side_consistency.{row}"),
+            ),
+            notes=(
+                "Share of slots whose rating stays the same, or on the same side of 3, when the "
+                "two answers change places.",
             ),
         ),
         RowTable(

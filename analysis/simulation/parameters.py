@@ -88,6 +88,11 @@ class WorldParameters:
         (-1.0, 1.0), "ordered-logit cutpoints: rejected | uncertain | accepted"
     )
     stage1_note_rate: float = _p(0.35, "P(an annotator writes a note | not accepted)")
+    stage1_flag_reason_mix: tuple[tuple[float, float, float], ...] = _p(
+        ((0.10, 0.05, 0.85), (0.55, 0.05, 0.40), (0.88, 0.03, 0.09), (0.04, 0.88, 0.08)),
+        "P(flag reason = overgeneralization, task-context confusion, other) of a"
+        " non-accepted judgment without a note, per class (with a note: the note's reason)",
+    )
     confidence_by_class: tuple[tuple[float, float], ...] = _p(
         ((0.85, 0.10), (0.55, 0.12), (0.80, 0.12), (0.88, 0.08)),
         "extractor confidence of an original attribute, (mean, sd) per class, clipped to"
@@ -190,6 +195,12 @@ class WorldParameters:
             mix = np.asarray(getattr(self, name))
             if mix.shape != (4,) or (mix < 0).any() or abs(mix.sum() - 1) > 1e-9:
                 raise ValueError(f"WorldParameters.{name}: four probabilities summing to 1")
+        reasons = np.asarray(self.stage1_flag_reason_mix)
+        if reasons.shape != (4, 3) or (reasons < 0).any() or (abs(reasons.sum(1) - 1) > 1e-9).any():
+            raise ValueError(
+                "WorldParameters.stage1_flag_reason_mix: per class, three probabilities"
+                " summing to 1"
+            )
         if self.n_stage2_users > self.n_wildchat_users:
             raise ValueError("WorldParameters.n_stage2_users: more than n_wildchat_users")
         if self.n_prompts * self.users_per_prompt < self.n_stage2_users:

@@ -15,8 +15,9 @@ The order of events follows the study:
    human-majority relevant attributes); people and model judges rate personalized vs generic
    per relevant attribute.
 
-Randomness comes from one PCG64 stream per part (users, text, stage 1, 2, 3), so changing
-a rater parameter of one stage changes that stage's judgments and nothing else.
+Randomness comes from one PCG64 stream per part (users, text, stage 1, 2, 3, and the reasons
+of stage-1 flags, added last with its own stream so that every earlier draw kept its value),
+so changing a rater parameter of one stage changes that stage's judgments and nothing else.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from analysis.simulation.raters import (
 Record = dict[str, Any]
 SUPPORTED, SPECULATIVE, OVERGENERALIZED, CONFUSED = range(4)
 MODES = ("no_context", "attributes", "gt_attributes")
-_STREAMS = ("users", "text", "stage1", "stage2", "stage3")
+#: one stream per part; a part added later gets the next index, so earlier parts keep their draws
+_STREAMS = ("users", "text", "stage1", "stage2", "stage3", "stage1_flags")
 _NAMES = ("Dana", "Sam", "Alex", "Priya", "Marco", "Lena", "Kofi", "Mei", "Ines", "Tomas")
 _NOTES = {
     SUPPORTED: ("Not sure this is about the user.", "Can't tell from the chats."),
@@ -54,6 +56,16 @@ _NOTES = {
         "Task context: this was written for someone else, not about the user.",
         "Confuses a writing task with the user's own life.",
     ),
+}
+#: the structured reason a flag (a non-accepted judgment) carries, in the order of the
+#: columns of ``WorldParameters.stage1_flag_reason_mix``
+FLAG_REASONS = ("overgeneralization", "task_context_confusion", "other")
+#: the reason a note names: a person who writes a note picks the reason the note states
+_NOTE_REASON = {
+    SUPPORTED: "other",
+    SPECULATIVE: "other",
+    OVERGENERALIZED: "overgeneralization",
+    CONFUSED: "task_context_confusion",
 }
 
 
@@ -630,6 +642,7 @@ def _stage1(d: _Draft) -> None:
     write_note = r1.random(labels.shape) < p.stage1_note_rate
     note_pick = r1.integers(0, 1 << 30, size=labels.shape)
     flagged = r1.random((len(users), p.stage1_raters_per_attribute)) < 0.05
+    reasons = _flag_reasons(d.streams["stage1_flags"], att_quality, labels.shape, p)
     starts = np.concatenate([[0], np.cumsum(d.n_attr)])
     per_annotator: dict[int, list[Record]] = {h: [] for h in range(p.n_stage1_humans)}
     for i, u in enumerate(users):
@@ -641,7 +654,11 @@ def _stage1(d: _Draft) -> None:
                 if label != "accepted" and write_note[a, slot]:
                     options = _NOTES[int(att_quality[a])]
                     note = options[note_pick[a, slot] % len(options)]
-                judgments.append({"judgment": TOOL_JUDGMENT[label], "note": note})
+                judgment = {"judgment": TOOL_JUDGMENT[label], "note": note}
+                if label != "accepted":
+                    quality = int(att_quality[a])
+                    judgment["flag_reason"] = _NOTE_REASON[quality] if note else reasons[a, slot]
+                judgments.append(judgment)
             per_annotator[int(h)].append(
                 {
                     "task": "4",
@@ -664,6 +681,21 @@ def _stage1(d: _Draft) -> None:
         stage1_raters=user_raters[att_user],
     )
     d.humans.advance(p.n_stage1_humans)
+
+
+def _flag_reasons(
+    rng: np.random.Generator, quality: np.ndarray, shape: tuple[int, ...], p: WorldParameters
+) -> np.ndarray:
+    """A reason for every (attribute, rater slot), drawn from the class's reason mix.
+
+    Only non-accepted judgments use theirs (and those with a note use the note's reason), but
+    one draw per slot keeps the stream independent of the labels, so a change to the label
+    model does not reshuffle the reasons of the other judgments.
+    """
+    mix = np.cumsum(np.asarray(p.stage1_flag_reason_mix, dtype=np.float64), axis=1)
+    u = rng.random(shape)
+    picked = (u[..., None] >= mix[quality][:, None, :]).sum(axis=-1)
+    return np.asarray(FLAG_REASONS, dtype=object)[np.minimum(picked, len(FLAG_REASONS) - 1)]
 
 
 def _stage2(d: _Draft) -> None:

@@ -81,7 +81,8 @@ GENERATIVE_MODEL = """\
 ## How the world is generated
 
 Everything below is drawn from one seed (`seed`), one numpy PCG64 stream per part (users,
-text, stage 1, stage 2, stage 3); `recenter simulate` rewrites these files byte for byte.
+text, stage 1, stage 2, stage 3, stage-1 flag reasons); `recenter simulate` rewrites these
+files byte for byte.
 The model is calibrated in expectation; the committed seed is the most typical of seeds
 0-39 (`calibration.representative_seed`), so this realization shows the study's figures up
 to ordinary sampling error (see the sds in the calibration table).
@@ -110,7 +111,11 @@ annotators (least-loaded first). An ordered-logit model gives each judgment: lat
 `stage1_item_sd`, shared by its raters) + the annotator's leniency (evenly spaced in
 +-`stage1_leniency_spread`) + logistic noise, cut at `stage1_cutpoints` into rejected /
 uncertain / accepted (`bad` / `unsure` / `ok` in the tool's files). Non-accepted
-judgments carry a note naming the problem with probability `stage1_note_rate`.
+judgments carry a note naming the problem with probability `stage1_note_rate`. Every
+non-accepted judgment (a *flag*) also carries a structured `flag_reason`
+(`overgeneralization`, `task_context_confusion` or `other`): the reason its note names when it
+has one, else drawn from `stage1_flag_reason_mix` for the attribute's class (its own stream,
+so adding it changed no other draw). The real exports have no such field.
 
 **Stage 2 (relevance).** `n_stage2_users` real-like users are paired with `n_prompts`
 project-written prompts (each prompt with `users_per_prompt` users; a pair's prompt is from
@@ -156,7 +161,8 @@ FILE_KINDS: tuple[tuple[str, str], ...] = (
     (
         "annotations/<annotator>_task4.jsonl",
         'stage 1: `{task: "4", index, user_id, attr_judgments: [{judgment: ok/unsure/bad,'
-        " note}], ...}`, aligned by position with `merged_attributes` of line `index`",
+        " note, flag_reason (not on ok)}], ...}`, aligned by position with `merged_attributes`"
+        " of line `index`",
     ),
     (
         "extracted/task5_items.jsonl",

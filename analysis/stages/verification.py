@@ -142,6 +142,7 @@ def verifier_judgments(
                     "round": rnd,
                     "label": "accepted" if bool(supported) else "rejected",
                     "note": None,
+                    "flag_reason": None,
                 }
             )
     return rows

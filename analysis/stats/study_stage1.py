@@ -11,6 +11,12 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
 * ``stage1.problematic_gap_real_vs_synthetic``: share of problematic judgments (uncertain or
   rejected) for real users minus that for synthetic users, in percentage points of the share
   (the study's "22% more problematic attributes"), with a test of 0 on its own resamples.
+* ``stage1.flags.share.<reason>`` (``overgeneralization``, ``task_context_confusion``,
+  ``other``): share of flags with that reason. A flag is a human judgment that does not accept
+  the attribute (uncertain or rejected) and carries a structured ``flag_reason`` (the study's
+  "53.9% of flagged attributes were overgeneralizations"); each flag counts once. The reason
+  is the judgment's own field, never read from its free-text note; a dataset without the
+  field (the real exports) has no such keys.
 * ``stage1.kappa.human_human``: mean pairwise Cohen's kappa over human raters (3 categories);
   ``stage1.alpha.human``: Krippendorff's alpha (nominal) over all human judgments.
 * ``stage1.verifier_agreement.<model>``: Cohen's kappa of an LLM verifier's accept / not-accept
@@ -34,6 +40,7 @@ import pandas as pd
 
 from analysis.data.vocabulary import (
     ACCEPTED,
+    FLAG_REASONS,
     HUMAN,
     JUDGE_KINDS,
     MODEL,
@@ -74,6 +81,8 @@ from analysis.stats.study_common import (
 
 MODULE = "analysis.stats.study_stage1"
 JUDGMENT_COLUMNS = ("attribute_id", "user_id", "rater", "rater_kind", "round", "label")
+#: carried when the table has it (older or hand-made tables may not): null = no reason given
+FLAG_REASON = "flag_reason"
 USER_COLUMNS = ("user_id", "source", "source_kind")
 LABELS = STAGE1_LABELS
 
@@ -86,8 +95,13 @@ def _judgments(judgments: pd.DataFrame, users: pd.DataFrame) -> tuple[pd.DataFra
         return None
     round_name = study_round(judgments["round"].astype(str), "attribute_judgments")
     assert round_name is not None
-    df = judgments.loc[judgments["round"].astype(str) == round_name, list(JUDGMENT_COLUMNS)]
+    in_round = judgments["round"].astype(str) == round_name
+    df = judgments.loc[in_round, list(JUDGMENT_COLUMNS)]
     df = df.astype({c: str for c in JUDGMENT_COLUMNS})
+    if FLAG_REASON in judgments.columns:
+        reason = judgments.loc[in_round, FLAG_REASON]
+        df[FLAG_REASON] = reason.astype(object).where(reason.notna(), None)
+        _check_flag_reasons(df)
     bad = ~df["label"].isin(LABELS)
     if bad.any():
         row = df.index[bad.to_numpy()][0]
@@ -120,6 +134,79 @@ def _judgments(judgments: pd.DataFrame, users: pd.DataFrame) -> tuple[pd.DataFra
             "not in the users table (field 'user_id')"
         )
     return df.reset_index(drop=True), round_name
+
+
+def _check_flag_reasons(df: pd.DataFrame) -> None:
+    """A reason must be one of the vocabulary's and sit on a judgment that is not accepted."""
+    given = df[FLAG_REASON].notna()
+    bad = given & ~df[FLAG_REASON].isin(FLAG_REASONS)
+    if bad.any():
+        row = df.index[bad.to_numpy()][0]
+        raise StudyDataError(
+            f"table attribute_judgments row {row!r}: field 'flag_reason' = "
+            f"{show(df.loc[row, FLAG_REASON])} is not one of {FLAG_REASONS}"
+        )
+    bad = given & (df["label"] == ACCEPTED)
+    if bad.any():
+        row = df.index[bad.to_numpy()][0]
+        raise StudyDataError(
+            f"table attribute_judgments row {row!r}: field 'flag_reason' is set on a judgment "
+            "that accepts the attribute"
+        )
+
+
+def flag_reason_shares(
+    human: pd.DataFrame,
+    round_name: str,
+    settings: StatsSettings,
+    clusters: np.ndarray | None,
+    unit: str,
+) -> list[Record]:
+    """Share of flags (non-accepted human judgments with a reason) by reason.
+
+    Flags are resampled with their users like every other stage-1 share (the same clusters
+    as the acceptance rates, hence the same resamples), and the three shares are ratios of
+    totals of one pass, so they sum to one on every resample.
+    """
+    if FLAG_REASON not in human.columns:
+        return []
+    not_accepted = (human["label"] != ACCEPTED).to_numpy()
+    has_reason = human[FLAG_REASON].notna().to_numpy()
+    flag = not_accepted & has_reason
+    n = int(flag.sum())
+    if n == 0:
+        return []
+    cols: dict[str, np.ndarray] = {"n": flag.astype(np.float64)}
+    for reason in FLAG_REASONS:
+        cols[reason] = (flag & (human[FLAG_REASON] == reason).to_numpy()).astype(np.float64)
+    tb = bootstrap_totals(cols, clusters, settings, unit)
+    without = int((not_accepted & ~has_reason).sum())
+    missing = (
+        f"; {without} non-accepted judgments carry no reason and are left out" if without else ""
+    )
+    counts = {reason: int(cols[reason].sum()) for reason in FLAG_REASONS}
+    out: list[Record | None] = []
+    for reason in FLAG_REASONS:
+        res = tb.stat(lambda g, reason=reason: ratio(g(reason), g("n")))
+        out.append(
+            make_record(
+                f"stage1.flags.share.{reason}",
+                boot_interval(res, settings, tb.unit),
+                fmt=".1%",
+                method=(
+                    f"share of the {n} flags whose structured reason is "
+                    f"{reason.replace('_', ' ')} (a flag: a human judgment that does not "
+                    f"accept the attribute, uncertain or rejected, {round_name} round; each "
+                    "flag counts once; the reason is the judgment's flag_reason field, not read "
+                    f"from its note{missing})"
+                ),
+                code=f"{MODULE}:flag_reason_shares",
+                n=n,
+                seed=settings.seed,
+                extra={"round": round_name, "counts": counts, "without_reason": without},
+            )
+        )
+    return collect(out)
 
 
 def acceptance_rates(
@@ -371,6 +458,7 @@ def stage1_records(
     if len(human):
         clusters = cluster_labels(human, cluster) if cluster else human["attribute_id"].to_numpy()
         records += acceptance_rates(human, round_name, settings, clusters, unit)
+        records += flag_reason_shares(human, round_name, settings, clusters, unit)
         records += human_agreement(human, round_name, settings, cluster, unit)
     per_attr = df.groupby("attribute_id")["user_id" if cluster else "attribute_id"].first()
     records += verifier_agreement(df, round_name, settings, per_attr.astype(str), unit)

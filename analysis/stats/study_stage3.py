@@ -13,6 +13,13 @@ raters of that slot; a judge rates a slot once.
 * ``stage3.no_better_share``: share of personalized responses people rate no better than
   generic. Rule per response: average each attribute's human ratings, then the attributes;
   the response is *no better* when that mean is <= 3 (3 = no difference).
+* ``stage3.human_better_share``: share of those responses people rate *better* than generic
+  (score > 3), the complement of ``stage3.no_better_share`` on the same responses and
+  resamples, a record of its own so that it stands beside the judges' shares.
+* ``stage3.judge_better_share.<judge>``: the same rule applied to one model judge's ratings
+  (the mean of its ratings over the response's attributes > 3), on the responses people
+  rated and the judge rated too; ``stage3.judge_better_share_minus_human.<judge>``: that share
+  minus people's share on the same responses (paired, same resamples).
 * ``stage3.mean_rating.<generator>`` / ``.human``: mean human rating of the slots.
 * ``stage3.judge_mean_rating.<judge>``: mean rating a judge gives.
 * ``stage3.judge_minus_human.<judge>``: mean of (judge - human) over the slots both rate, with
@@ -235,6 +242,104 @@ def no_better_share(
             )
         ]
     )
+
+
+def _response_scores(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per response: the mean over its attributes of each attribute's mean rating."""
+    slot_mean = ratings.groupby(list(SLOT), sort=True)["rating"].mean().reset_index()
+    return slot_mean.groupby(list(RESPONSE), sort=True)["rating"].mean().reset_index()
+
+
+def better_shares(
+    df: pd.DataFrame, round_name: str, settings: StatsSettings, cluster: str | None
+) -> list[Record]:
+    """People's and each judge's share of personalized responses rated better than generic.
+
+    The rule is :func:`no_better_share`'s, turned around (better = score above 3), applied to
+    the human ratings and to each judge's. The responses and their clusters are those of
+    :func:`no_better_share`, so both draw the same resamples; a judge is scored on the
+    responses people rated that it rated too, and its difference to people is paired on them.
+    """
+    human = df[df["rater_kind"] == HUMAN]
+    if human.empty:
+        return []
+    resp = _response_scores(human)
+    human_better = (resp["rating"] > NO_BETTER_AT_MOST).to_numpy(dtype=np.float64)
+    cols: dict[str, np.ndarray] = {"hb": human_better, "n": np.ones(len(resp))}
+    judges = sorted(df.loc[df["rater_kind"] == MODEL, "rater"].unique())
+    for judge in judges:
+        scores = _response_scores(df[df["rater"] == judge])
+        score = resp[list(RESPONSE)].merge(scores, on=list(RESPONSE), how="left")["rating"]
+        rated = score.notna().to_numpy()
+        cols[f"jn|{judge}"] = rated.astype(np.float64)
+        cols[f"jb|{judge}"] = (rated & (score > NO_BETTER_AT_MOST).to_numpy()).astype(np.float64)
+        cols[f"hb|{judge}"] = human_better * rated
+    unit = unit_noun(cluster, "responses")
+    tb = bootstrap_totals(cols, _cluster_of(resp, cluster, RESPONSE), settings, unit)
+    code = f"{MODULE}:better_shares"
+    rule = (
+        "a response's score is the mean over its attributes of the attribute's mean rating, "
+        f"and it is better when the score is above {NO_BETTER_AT_MOST:g} (3 = no difference)"
+    )
+    out: list[Record | None] = [
+        make_record(
+            "stage3.human_better_share",
+            boot_interval(tb.stat(lambda g: ratio(g("hb"), g("n"))), settings, unit),
+            fmt=".1%",
+            method=(
+                f"share of the {len(resp)} rated personalized responses that people rate better "
+                f"than the generic one ({rule}; one minus stage3.no_better_share on the same "
+                f"responses; {round_name} round)"
+            ),
+            code=code,
+            n=len(resp),
+            seed=settings.seed,
+            extra={"round": round_name, "better": int(human_better.sum())},
+        )
+    ]
+    for judge in judges:
+        n = int(cols[f"jn|{judge}"].sum())
+        if n == 0:
+            continue
+        part = key_part(judge)
+        extra = settings.with_caveat(judge, {"round": round_name, "judge": judge})
+        share = tb.stat(lambda g, j=judge: ratio(g(f"jb|{j}"), g(f"jn|{j}")))
+        out.append(
+            make_record(
+                f"stage3.judge_better_share.{part}",
+                boot_interval(share, settings, unit),
+                fmt=".1%",
+                method=(
+                    f"share of the {n} personalized responses people rated that judge {judge} "
+                    f"rates better than the generic one ({rule}, over the judge's ratings; "
+                    f"{round_name} round)"
+                ),
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra={**extra, "better": int(cols[f"jb|{judge}"].sum())},
+            )
+        )
+        diff = tb.stat(
+            lambda g, j=judge: ratio(g(f"jb|{j}"), g(f"jn|{j}")) - ratio(g(f"hb|{j}"), g(f"jn|{j}"))
+        )
+        out.append(
+            make_record(
+                f"stage3.judge_better_share_minus_human.{part}",
+                boot_interval(diff, settings, unit),
+                fmt=".1%",
+                method=(
+                    f"share of personalized responses judge {judge} rates better than generic "
+                    f"minus the share people rate better, on the {n} responses both rated "
+                    f"(paired: both shares on the same resamples; {rule}; {round_name} round)"
+                ),
+                code=code,
+                n=n,
+                seed=settings.seed,
+                extra=extra,
+            )
+        )
+    return collect(out)
 
 
 def _slots(df: pd.DataFrame, mentions: pd.DataFrame | None) -> tuple[pd.DataFrame, list[str]]:
@@ -677,6 +782,7 @@ def stage3_records(
     df, round_name = prepared
     human = df[df["rater_kind"] == HUMAN]
     records += no_better_share(human, round_name, settings, cluster)
+    records += better_shares(df, round_name, settings, cluster)
     slots, judges = _slots(df, flags)
     tb = slot_totals(slots, judges, settings, cluster)
     records += mean_ratings(tb, slots, judges, round_name, settings)

@@ -103,6 +103,32 @@ def weighted_prf(y_true: np.ndarray, y_pred: np.ndarray, which: str) -> Statisti
     return stat
 
 
+def weighted_kappa(a: np.ndarray, b: np.ndarray) -> Statistic:
+    """Cohen's kappa of two binary labelings on weighted rows (NaN where chance agreement is 1).
+
+    The resampled 2x2 table (yes/yes ``t11``, yes/no ``t10``, no/yes ``t01``, no/no ``t00``) is
+    four weighted sums, so kappa on every resample is one matrix product; written as
+    ``2 (t11 t00 - t10 t01) / ((t11 + t10)(t10 + t00) + (t11 + t01)(t01 + t00))`` it is exactly
+    0 (not a rounding residue) when the labelings are independent in the table. It equals
+    ``sklearn.metrics.cohen_kappa_score`` on the data set that repeats each row by its weight.
+    """
+    x = np.asarray(a, dtype=bool)
+    y = np.asarray(b, dtype=bool)
+    cells = np.column_stack([x & y, x & ~y, ~x & y, ~x & ~y]).astype(np.float64)
+
+    def stat(W: np.ndarray) -> np.ndarray:
+        t11, t10, t01, t00 = (W @ cells).T
+        den = (t11 + t10) * (t10 + t00) + (t11 + t01) * (t01 + t00)
+        return _safe_div(2.0 * (t11 * t00 - t10 * t01), den) + 0.0  # + 0.0: never "-0"
+
+    return stat
+
+
+def weighted_difference(first: Statistic, second: Statistic) -> Statistic:
+    """``first - second`` on the same weights: a paired difference on the same resamples."""
+    return lambda W: first(W) - second(W)
+
+
 def weighted_auroc(y_true: np.ndarray, score: np.ndarray) -> Statistic:
     """Area under the ROC curve (ties count one half) on weighted rows."""
     y = np.asarray(y_true, dtype=np.float64)

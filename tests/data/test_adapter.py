@@ -195,3 +195,23 @@ def test_prompt_id_may_be_a_bare_prompt_index(tmp_path: Path, tiny: AdapterResul
     again = read_annotation_tool(write_world(tmp_path, files))
     for name in ("responses", "preference_ratings"):
         pd.testing.assert_frame_equal(again.tables[name], tiny.tables[name])
+
+
+def test_flag_reason_is_read_where_given_and_null_elsewhere(tmp_path: Path) -> None:
+    """The structured reason of a flag becomes a column; the note is never read for it."""
+    files = tiny_world()
+    files["annotations/alice_task4.jsonl"][0]["attr_judgments"][1]["flag_reason"] = (
+        "overgeneralization"
+    )
+    tables = read_annotation_tool(write_world(tmp_path / "raw", files)).tables
+    j = tables["attribute_judgments"]
+    alice = j[(j["rater"] == "alice") & (j["user_id"] == "u-wc-1")].set_index("attribute_id")
+    assert alice.loc[ids.attribute_id("u-wc-1", A2), "flag_reason"] == "overgeneralization"
+    # every other judgment carries no field: null, not a reason read from its note
+    assert j["flag_reason"].notna().sum() == 1
+
+
+def test_real_layout_without_flag_reasons_has_a_null_column(tiny: AdapterResult) -> None:
+    j = tiny.tables["attribute_judgments"]
+    assert "flag_reason" in j.columns and j["flag_reason"].isna().all()
+    assert j["note"].notna().any()  # notes exist, and are not turned into reasons

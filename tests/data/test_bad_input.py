@@ -105,6 +105,22 @@ def _unjudged_user(files: Files) -> None:
 
 CASES: list[tuple[str, Callable[[Files], None], str, int | None, str | None, str]] = [
     (
+        "unknown flag reason",
+        _set("annotations/alice_task4.jsonl", 1, ("attr_judgments", 1, "flag_reason"), "rude"),
+        "annotations/alice_task4.jsonl",
+        1,
+        "attr_judgments[1].flag_reason",
+        "unknown reason 'rude'",
+    ),
+    (
+        "flag reason on an accepted judgment",
+        _set("annotations/alice_task4.jsonl", 1, ("attr_judgments", 0, "flag_reason"), "other"),
+        "annotations/alice_task4.jsonl",
+        1,
+        "attr_judgments[0].flag_reason",
+        "on a judgment that accepts the attribute",
+    ),
+    (
         "bad JSON line",
         _append_raw(ALICE5, '{"task": "5", "index": 3'),
         ALICE5,

@@ -201,6 +201,22 @@ CASES = [
         "graded_label is set exactly on pilot_graded votes",
     ),
     (
+        "flag reason on an accepted judgment",
+        _set("attribute_judgments", "flag_reason", "other"),
+        "attribute_judgments",
+        0,
+        "label",
+        "flag_reason is set only on judgments that do not accept the attribute",
+    ),
+    (
+        "unknown flag reason",
+        _set("attribute_judgments", "flag_reason", "rude"),
+        "attribute_judgments",
+        0,
+        "flag_reason",
+        "isin",
+    ),
+    (
         "source kind contradicts source",
         _set("users", "source_kind", "synthetic"),
         "users",

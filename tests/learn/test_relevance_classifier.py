@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
+from sklearn.metrics import f1_score
 
 from analysis.learn.features import Embeddings
 from analysis.learn.records import relevance_records
@@ -113,3 +115,30 @@ def test_deterministic(learn: LearnConfig, stats: StatsConfig) -> None:
     assert a is not None and b is not None
     assert values([a], stats) == values([b], stats)
     pd.testing.assert_frame_equal(a.predictions, b.predictions)
+
+
+def test_f1_difference_to_each_zero_shot_model_is_paired(
+    learn: LearnConfig, stats: StatsConfig
+) -> None:
+    """Classifier F1 minus a model's F1 on the same held-out items; none for a baseline."""
+    result = run(stage2_world(signal=True), learn)
+    assert result is not None
+    recs = {
+        r.key: r
+        for r in relevance_records(
+            [result], stats, 11, "logistic", ["prompt", "user", "item"], 8, 20
+        )
+    }
+    ref = result.references[result.references["rater"] == "sim-llm-a"]
+    shared = result.evaluated.merge(ref[["item_id", "vote"]], on="item_id")
+    y = shared["label"].to_numpy(bool)
+    expected = f1_score(y, shared["predicted"].to_numpy(bool)) - f1_score(
+        y, shared["vote"].to_numpy(bool)
+    )
+    gap = recs["stage2.classifier.final.f1_minus_zero_shot.sim-llm-a"]
+    assert gap.value == pytest.approx(expected)
+    assert gap.ci_low is not None and gap.ci_low <= gap.value <= gap.ci_high
+    # the same resamples as the model's own F1 on these items: same clusters, same count
+    own = recs["stage2.classifier.final.reference.sim-llm-a.f1"]
+    assert gap.extra["n_clusters"] == own.extra["n_clusters"] and gap.n == own.n
+    assert not any(k.startswith("stage2.classifier.final.f1_minus_zero_shot.bm25") for k in recs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from analysis.learn.features import Embeddings
 from analysis.learn.records import verifier_records
@@ -121,3 +122,34 @@ def test_unknown_label_is_an_error(learn: LearnConfig) -> None:
     world["judgments"].loc[0, "label"] = "maybe"
     with pytest.raises(ValueError, match="unknown label 'maybe'"):
         run(world, learn)
+
+
+def test_trained_and_zero_shot_verifiers_on_the_same_attributes(
+    learn: LearnConfig, stats: StatsConfig
+) -> None:
+    """AUROC and kappa of both on the zero-shot model's attributes; the paired differences."""
+    result = run(stage1_world(signal=True), learn)
+    assert result is not None
+    recs = {r.key: r for r in verifier_records(result, stats, 7, "logistic", ["user", "item"], 8)}
+    z = result.zero_shot[result.zero_shot["rater"] == "sim-llm-a"].merge(
+        result.predictions, on="attribute_id"
+    )
+    y = ~z["accepted"].to_numpy(bool)
+    trained_auroc = roc_auc_score(y, z["p_unsupported"])
+    zero_auroc = roc_auc_score(y, z["zs_unsupported"])
+    trained_kappa = cohen_kappa_score(z["flagged"].to_numpy(bool), y)
+    zero_kappa = cohen_kappa_score(~z["keeps"].to_numpy(bool), y)
+    prefix = "stage1.verifier"
+    assert recs[f"{prefix}.zero_shot_auroc.sim-llm-a"].value == pytest.approx(zero_auroc)
+    assert recs[f"{prefix}.zero_shot_kappa.sim-llm-a"].value == pytest.approx(zero_kappa)
+    auroc_gap = recs[f"{prefix}.minus_zero_shot.sim-llm-a.auroc"]
+    kappa_gap = recs[f"{prefix}.minus_zero_shot.sim-llm-a.kappa"]
+    assert auroc_gap.value == pytest.approx(trained_auroc - zero_auroc)
+    assert kappa_gap.value == pytest.approx(trained_kappa - zero_kappa)
+    # the world's zero-shot labeller ignores support: the trained verifier clearly beats it
+    assert auroc_gap.ci_low > 0 and kappa_gap.ci_low > 0
+    assert "paired" in auroc_gap.method
+    whole = cohen_kappa_score(
+        result.predictions["flagged"].to_numpy(bool), ~result.predictions["accepted"].to_numpy(bool)
+    )
+    assert recs[f"{prefix}.kappa"].value == pytest.approx(whole)

@@ -93,6 +93,8 @@ def stage2_records(round_: str, individual_humans: bool) -> list[Record]:
 def stage3_records() -> list[Record]:
     out = [
         rec("stage3.no_better_share", 0.546, ".1%", 0.03, n=1101),
+        rec("stage3.human_better_share", 0.454, ".1%", 0.03, n=1101),
+        rec("stage3.mentions.detector_accuracy", 0.85, ".0%", None, n=40),
         rec("stage3.mean_rating.human", 3.1, ".2f", 0.1),
         rec("stage3.mention_delta.human", 0.03, "+.2f", 0.05),
         rec(
@@ -112,6 +114,8 @@ def stage3_records() -> list[Record]:
     for j in JUDGES:
         out += [
             rec(f"stage3.judge_mean_rating.{j}", 3.8, ".2f", 0.1),
+            rec(f"stage3.judge_better_share.{j}", 0.7, ".1%", 0.05),
+            rec(f"stage3.judge_better_share_minus_human.{j}", 0.25, ".1%", 0.05),
             rec(
                 f"stage3.judge_minus_human.{j}",
                 0.7,
@@ -166,6 +170,7 @@ def data_records(with_stage3: bool) -> list[Record]:
     }
     if with_stage3:
         counts["data.n_judgments.stage3"] = 1101
+        counts["data.n_model_ratings.stage3"] = 1101
     else:
         del counts["data.n_judgments.stage2"]  # the real exports lack the final round's votes
     return [rec(k, v, ",d", None) for k, v in counts.items()]
@@ -181,6 +186,12 @@ def records_by_rule(kind: str = "full") -> dict[str, list[Record]]:
         rec("stage1.kappa.human_human", 0.35, ".2f", 0.05),
         rec("stage1.alpha.human", 0.34, ".2f", 0.05),
     ]
+    if full:  # only a structured flag reason gives these (the real exports have none)
+        stage1 += [
+            rec("stage1.flags.share.overgeneralization", 0.539, ".1%", 0.03, n=1225),
+            rec("stage1.flags.share.task_context_confusion", 0.16, ".1%", 0.02, n=1225),
+            rec("stage1.flags.share.other", 0.301, ".1%", 0.03, n=1225),
+        ]
     out = {
         "canonical_tables": data_records(full),
         "stage1_statistics": stage1,

@@ -72,15 +72,52 @@ def test_parse_failures_and_call_usage() -> None:
     assert r"\rc{calls.stage2_relevance.smollm2-135m.calls}" in tex
 
 
-def test_interventions_list_every_key_of_each_family() -> None:
-    tex = TABLES["interventions"].render(numbers_of("full"))
-    for key in (
-        "stage1.verifier.auroc",
-        "stage2.classifier.final.f1",
-        "stage3.reward_model.pointwise.spearman",
+def test_intervention_tables_are_split_by_stage_with_word_labels() -> None:
+    nums = numbers_of("full")
+    tables = render_tables(nums)
+    assert r"\rcint{stage1.verifier.auroc}" in tables["interventions_verifier"]
+    assert r"\rcint{stage1.verifier.acceptance_kept}" in tables["interventions_verifier_kept"]
+    assert r"\rcint{stage2.classifier.final.f1}" in tables["interventions_classifier"]
+    assert r"\rcint{stage3.reward_model.pointwise.spearman}" in tables["interventions_reward"]
+    assert (
+        r"\rcint{stage3.controls.position_consistency.sim-judge-alpha}" in tables["stage3_position"]
+    )
+    assert "trained verifier &" in tables["interventions_verifier"]
+    assert "trained classifier &" in tables["interventions_classifier"]
+    assert "pointwise reward model &" in tables["interventions_reward"]
+    for name in ("interventions_verifier", "interventions_classifier", "interventions_reward"):
+        assert " / " not in tables[name], name  # labels are words, not key fragments
+
+
+def test_advantage_words_follow_the_interval_of_the_difference() -> None:
+    nums = numbers_of("full")
+    prefix = "stage2.classifier.final"
+    for model, (low, high), word in (
+        ("m-above", (0.01, 0.2), "yes"),
+        ("m-zero", (-0.05, 0.2), "no"),
+        ("m-below", (-0.2, -0.01), "no, lower"),
     ):
-        assert f"\\rcint{{{key}}}" in tex
-    assert "Stage-3 controls and checks" in tex
+        nums[f"{prefix}.reference.{model}.f1"] = {"value": 0.4, "ci_low": 0.3, "ci_high": 0.5}
+        nums[f"{prefix}.f1_minus_zero_shot.{model}"] = {
+            "value": (low + high) / 2,
+            "ci_low": low,
+            "ci_high": high,
+        }
+        row = next(
+            line
+            for line in TABLES["interventions_classifier"].render(nums).splitlines()
+            if line.startswith(model)
+        )
+        assert row.endswith(f"& {word} \\\\"), row
+    nums["stage1.verifier.minus_zero_shot.m.auroc"] = {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}
+    nums["stage1.verifier.minus_zero_shot.m.kappa"] = {"value": 0.1, "ci_low": -0.1, "ci_high": 0.3}
+    nums["stage1.verifier.zero_shot_auroc.m"] = {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+    row = next(
+        line
+        for line in TABLES["interventions_verifier"].render(nums).splitlines()
+        if line.startswith("m &")
+    )
+    assert row.endswith("& AUROC only \\\\"), row
 
 
 def test_labels_are_words_not_key_fragments() -> None:

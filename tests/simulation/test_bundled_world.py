@@ -392,11 +392,52 @@ def test_agreement_levels_are_recovered(
     assert measured["stage2.human_yes_rate"] == pytest.approx(0.2, abs=0.02)
 
 
+def _without_flag_reasons(world_files: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    out = json.loads(json.dumps(world_files))
+    for rel, records in out.items():
+        for record in records if rel.endswith("_task4.jsonl") else []:
+            for judgment in record["attr_judgments"]:
+                judgment.pop("flag_reason", None)
+    return out
+
+
+def test_flag_reasons_come_from_their_own_stream() -> None:
+    """Another reason mix changes the reasons and nothing else: every other draw is kept."""
+    mix = ((0.2, 0.2, 0.6), (0.2, 0.2, 0.6), (0.2, 0.2, 0.6), (0.2, 0.2, 0.6))
+    base = simulate_world(SMALL).files
+    other = simulate_world(dataclasses.replace(SMALL, stage1_flag_reason_mix=mix)).files
+    assert base != other
+    assert _without_flag_reasons(base) == _without_flag_reasons(other)
+
+
+def test_flags_carry_a_reason_that_agrees_with_their_note(files) -> None:
+    note_reason = {"single request": "overgeneralization", "one question": "overgeneralization"}
+    note_reason |= {
+        "someone else": "task_context_confusion",
+        "writing task": "task_context_confusion",
+    }
+    n_flags = 0
+    for rel, records in files.items():
+        for record in records if rel.endswith("_task4.jsonl") else []:
+            for j in record["attr_judgments"]:
+                assert ("flag_reason" in j) == (j["judgment"] != "ok"), j
+                if "flag_reason" not in j:
+                    continue
+                n_flags += 1
+                assert j["flag_reason"] in ("overgeneralization", "task_context_confusion", "other")
+                named = [r for cue, r in note_reason.items() if cue in j["note"].lower()]
+                if j["note"]:
+                    assert j["flag_reason"] == (named[0] if named else "other"), j
+    assert n_flags > 1000
+
+
 def test_parameters_reject_inconsistent_values() -> None:
     with pytest.raises(ValueError, match="llm_offsets"):
         WorldParameters(llm_offsets=(0.0,))
     with pytest.raises(ValueError, match="quality_mix_real"):
         WorldParameters(quality_mix_real=(0.5, 0.5, 0.5, 0.0))
+    with pytest.raises(ValueError, match="stage1_flag_reason_mix"):
+        WorldParameters(stage1_flag_reason_mix=((1.0, 0.0, 0.0),) * 3)
     with pytest.raises(ValueError, match="n_stage2_items"):
         simulate_world(dataclasses.replace(SMALL, n_stage2_items=10))
 

@@ -174,3 +174,63 @@ def test_bad_input() -> None:
     dup = pd.concat([judgments(), judgments().iloc[[5]]], ignore_index=True)
     with pytest.raises(StudyDataError, match="attribute_judgments: rows"):
         stage1_records(dup, USERS, CFG)
+
+
+REASONS = ("overgeneralization", "task_context_confusion", "other")
+
+
+def with_reasons(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each human flag (non-accepted judgment) gets a reason in turn; the rest none."""
+    out = frame.assign(flag_reason=None)
+    flags = out.index[(out["rater_kind"] == "human") & (out["label"] != "accepted")]
+    for i, row in enumerate(flags):
+        out.loc[row, "flag_reason"] = REASONS[min(i % 4, 2)]  # o, t, x, x, o, t, x, x, ...
+    return out
+
+
+def test_flag_reason_shares_by_hand() -> None:
+    frame = with_reasons(judgments())
+    flags = frame[(frame["rater_kind"] == "human") & (frame["label"] != "accepted")]
+    assert len(flags) == 10  # a1 1, a2 3, a3 1, a4 3, a6 1, a8 1
+    recs = {r.key: r for r in stage1_records(frame, USERS, CFG)}
+    expected = flags["flag_reason"].value_counts(normalize=True)
+    for reason in REASONS:
+        rec = recs[f"stage1.flags.share.{reason}"]
+        assert rec.value == pytest.approx(expected[reason])
+        assert rec.n == 10 and rec.ci_low <= rec.value <= rec.ci_high
+        assert "not read from its note" in rec.method
+        assert rec.extra["counts"] == flags["flag_reason"].value_counts().to_dict()
+    total = sum(recs[f"stage1.flags.share.{r}"].value for r in REASONS)
+    assert total == pytest.approx(1.0)
+    # flags are resampled with their users like the acceptance rates
+    assert "cluster bootstrap over users (4)" in recs["stage1.flags.share.other"].method
+
+
+def test_flags_without_a_reason_are_counted_not_guessed() -> None:
+    frame = with_reasons(judgments())
+    first = frame.index[frame["flag_reason"].notna()][0]
+    frame.loc[first, "flag_reason"] = None
+    frame.loc[first, "note"] = "Overgeneralized from a single request."  # notes are not read
+    rec = {r.key: r for r in stage1_records(frame, USERS, CFG)}["stage1.flags.share.other"]
+    assert rec.n == 9 and rec.extra["without_reason"] == 1
+    assert "1 non-accepted judgments carry no reason" in rec.method
+
+
+def test_no_reason_field_no_flag_keys() -> None:
+    for frame in (judgments(), judgments().assign(flag_reason=None)):
+        keys = {r.key for r in stage1_records(frame, USERS, CFG)}
+        assert not any(k.startswith("stage1.flags.") for k in keys)
+
+
+@pytest.mark.parametrize(
+    ("label", "reason", "message"),
+    [
+        ("accepted", "other", "judgment that accepts the attribute"),
+        ("rejected", "rude", "field 'flag_reason' = 'rude' is not one of"),
+    ],
+)
+def test_bad_flag_reason_is_an_error(label: str, reason: str, message: str) -> None:
+    frame = judgments().assign(flag_reason=None)
+    frame.loc[0, ["label", "flag_reason"]] = [label, reason]
+    with pytest.raises(StudyDataError, match=message):
+        stage1_records(frame, USERS, CFG)

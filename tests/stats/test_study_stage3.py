@@ -243,3 +243,46 @@ def test_habit_vs_bias_leaves_out_caveated_models() -> None:
         stats.spearmanr([0.05, 0.2, 0.4, 0.5], [-0.39, 0.1, 0.2, 0.5]).statistic
     )
     assert "left out" in rec.method
+
+
+def test_better_shares_of_people_and_judges(recs: dict) -> None:
+    # responses (human / J1 / J2 means): (u1,G1) 3 / 4.5 / 3; (u1,G2) 4.25 / 4.5 / 3;
+    # (u2,G1) 1.5 / 3 / 1; (u2,G2) 2.75 / 3 / 3.5 -> better (> 3): people 1, J1 2, J2 1 of 4
+    human = recs["stage3.human_better_share"]
+    assert human.value == pytest.approx(1 / 4)
+    assert human.value == pytest.approx(1 - recs["stage3.no_better_share"].value)
+    assert recs["stage3.judge_better_share.J1"].value == pytest.approx(2 / 4)
+    assert recs["stage3.judge_better_share.J2"].value == pytest.approx(1 / 4)
+    gap = recs["stage3.judge_better_share_minus_human.J1"]
+    assert gap.value == pytest.approx(2 / 4 - 1 / 4) and gap.n == 4
+    assert recs["stage3.judge_better_share_minus_human.J2"].value == pytest.approx(0.0)
+    # the same responses and clusters as the no-better share: the same resamples
+    no_better = recs["stage3.no_better_share"]
+    assert human.ci_low == pytest.approx(1 - no_better.ci_high)
+    assert human.ci_high == pytest.approx(1 - no_better.ci_low)
+
+
+def test_judge_better_share_only_on_responses_people_rated() -> None:
+    extra = ratings().iloc[:0].copy()
+    rows = [
+        # J3 rates one response people rated (better) and one nobody else rated
+        ("u1", "p1", "G2", "x1", 5),
+        ("u3", "p3", "G1", "z1", 5),
+    ]
+    for user, prompt, gen, attr, rating in rows:
+        extra.loc[len(extra)] = {
+            "user_id": user,
+            "prompt_id": prompt,
+            "generator": gen,
+            "attribute_id": attr,
+            "rater": "J3",
+            "rater_kind": "model",
+            "raw_rater": "J3",
+            "round": "final",
+            "rating": rating,
+        }
+    out = {r.key: r for r in stage3_records(pd.concat([ratings(), extra]), CFG)}
+    rec = out["stage3.judge_better_share.J3"]
+    assert rec.value == pytest.approx(1.0) and rec.n == 1
+    # people rate that one response better too: no difference
+    assert out["stage3.judge_better_share_minus_human.J3"].value == pytest.approx(0.0)

@@ -6,12 +6,20 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
-from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score
+from sklearn.metrics import (
+    cohen_kappa_score,
+    f1_score,
+    precision_score,
+    recall_score,
+    roc_auc_score,
+)
 
 from analysis.stats.weighted_bootstrap import (
     bootstrap,
     choose_unit,
     weighted_auroc,
+    weighted_difference,
+    weighted_kappa,
     weighted_kendall,
     weighted_prf,
     weighted_ratio,
@@ -107,3 +115,19 @@ def test_spearman_is_undefined_on_a_constant_resample() -> None:
     rho = weighted_spearman(x, y)(W)
     assert np.isnan(rho[0]) and np.isnan(rho[1])
     assert rho[2] == pytest.approx(spearmanr(x, y).statistic)
+
+
+def test_kappa_and_paired_difference_equal_expanded_data(data: dict[str, np.ndarray]) -> None:
+    """Cohen's kappa of two binary labelings, and a difference of two statistics, per resample."""
+    y, p, W = data["y"], data["pred"], data["W"]
+    one = np.ones((1, len(y)))
+    assert weighted_kappa(p, y)(one)[0] == pytest.approx(cohen_kappa_score(p, y))
+    kappa = weighted_kappa(p, y)(W)
+    diff = weighted_difference(weighted_prf(y, p, "f1"), weighted_prf(y, ~p, "f1"))(W)
+    for b in range(W.shape[0]):
+        ye, pe = expand(y, W[b]), expand(p, W[b])
+        assert kappa[b] == pytest.approx(cohen_kappa_score(pe, ye))
+        assert diff[b] == pytest.approx(f1_score(ye, pe) - f1_score(ye, ~pe))
+    # one labeling constant on both sides: chance agreement is 1, kappa undefined (not 0)
+    same = np.ones(len(y), dtype=bool)
+    assert np.isnan(weighted_kappa(same, same)(one)[0])
