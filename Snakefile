@@ -62,6 +62,7 @@ include: "workflow/rules/stage2.smk"
 include: "workflow/rules/stage3.smk"
 include: "workflow/rules/statistics.smk"
 include: "workflow/rules/interventions.smk"
+include: "workflow/rules/scorecard.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/paper.smk"
 
@@ -79,6 +80,7 @@ localrules:
     dataset_description,
     paper_tables,
     claims,
+    scorecard,
     provenance_appendix,
 
 
