@@ -21,6 +21,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "calls": ("analysis.llm.cli", "call-store usage and cost per stage and model; --validate"),
     "trace": ("analysis.paper.trace", "print where one number comes from (JSON); --check"),
     "verify": ("analysis.paper.verify", "rebuild every number offline and diff against results"),
+    "scorecard": (
+        "analysis.paper.scorecard",
+        "the study's published figures against a build, with verdicts (md, csv or json)",
+    ),
+    "numbers": ("analysis.paper.print_numbers", "print records by key or glob, with CI and n"),
     "numbers-diff": (
         "analysis.paper.numbers_diff",
         "compare the reported fields of two numbers.json",

@@ -29,6 +29,11 @@ class Record:
     ``fmt`` is a Python format spec applied to ``value`` (and the CI) for the paper:
     ``".2f"`` for kappas, ``".1%"`` for shares, ``",d"`` for counts. ``code`` is the
     ``module:function`` that computed the value, the second hop of macro -> rule -> function.
+
+    ``text`` is for a record whose value is a code, not a quantity (a scorecard verdict, a
+    published figure as the study worded it): the paper prints the text, and the value keeps
+    the record numeric for sorting, diffs and claims. Records without it are written without
+    the field, so adding it changed no existing ``numbers.json`` byte.
     """
 
     key: str
@@ -42,6 +47,7 @@ class Record:
     seed: int | None = None
     unit: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    text: str | None = None
 
     def __post_init__(self) -> None:
         if not self.key or any(c.isspace() for c in self.key):
@@ -56,10 +62,12 @@ class Record:
         if ":" not in self.code:
             raise RecordError(f"record {self.key}: code must be 'module:function'")
         format(self.value, self.fmt)  # raises on a bad format spec
+        if self.text is not None and not self.text.strip():
+            raise RecordError(f"record {self.key}: text, when given, must be non-empty")
 
     def display(self) -> str:
-        """The value as the paper prints it."""
-        return format(self.value, self.fmt)
+        """The value as the paper prints it (the text of a coded record)."""
+        return self.text if self.text is not None else format(self.value, self.fmt)
 
 
 def config_hash(value: Any) -> str:
@@ -142,6 +150,8 @@ def attach_provenance(
         if rec.key in out:
             raise RecordError(f"rule {rule} produced key {rec.key} twice")
         body = {k: _to_json_number(v) for k, v in asdict(rec).items() if k != "extra"}
+        if rec.text is None:
+            del body["text"]
         body["extra"] = rec.extra
         body["display"] = rec.display()
         body.update(provenance)

@@ -113,6 +113,137 @@ class ClassWeight(StrEnum):
     none = "none"
 
 
+class Aggregate(StrEnum):
+    """How a published figure reads its record key or key glob (the claims language's names).
+
+    ``one``: a single key; ``each``: one scorecard row per matching key (a statement about
+    every model); ``min``/``max``: the matching record with the lowest/highest value (its own
+    interval, so an argmin/argmax); ``mean``/``median``: over the matches (no interval).
+    """
+
+    one = "one"
+    each = "each"
+    min = "min"
+    max = "max"
+    mean = "mean"
+    median = "median"
+
+
+class StudyMethod(StrEnum):
+    """Whether this artifact runs the method behind a published figure."""
+
+    same = "same"
+    different = "different"
+
+
+class Venue(StrEnum):
+    """Where the study published a figure."""
+
+    abstract = "abstract"
+    blog = "blog"
+    paper = "paper"
+
+
+@dataclass
+class PublishedCoverage:
+    """What the study's figure pooled over, counted in this dataset: fewer -> *partial*."""
+
+    key: str
+    expected: int
+    unit: str
+    exclude: list[str] | None = None
+
+
+@dataclass
+class PublishedValue:
+    """One figure the study published and the record key(s) it corresponds to.
+
+    Exactly one of ``value`` (a point) and ``range`` (``[low, high]``, e.g. "40-60%") is
+    given. The tolerance on real data is ``tolerance`` when the study's wording is loose
+    ("about 20%"), else half a step of the last published digit (``precision``): counts are
+    exact with ``precision: 1``.
+    """
+
+    quantity: str
+    published: str
+    where: list[Venue]
+    fmt: str
+    key: str
+    aggregate: Aggregate
+    method: StudyMethod
+    value: float | None = None
+    range: list[float] | None = None
+    precision: float | None = None
+    tolerance: list[float] | None = None
+    exclude: list[str] | None = None
+    field: str | None = None
+    same_as: str | None = None
+    coverage: PublishedCoverage | None = None
+    calibrates: str | None = None
+    note: str | None = None
+
+    def check(self, name: str) -> None:
+        """Range checks naming the entry (called by :class:`StudyConfig`)."""
+        where = f"study.published.{name}"
+        _check(
+            (self.value is None) != (self.range is None),
+            f"{where}.value/range",
+            (self.value, self.range),
+            "give exactly one of value and range",
+        )
+        _check(
+            (self.precision is None) != (self.tolerance is None),
+            f"{where}.precision/tolerance",
+            (self.precision, self.tolerance),
+            "give exactly one of precision and tolerance",
+        )
+        for part in ("range", "tolerance"):
+            pair = getattr(self, part)
+            _check(
+                pair is None or (len(pair) == 2 and pair[0] <= pair[1]),
+                f"{where}.{part}",
+                pair,
+                "must be [low, high] with low <= high",
+            )
+
+
+@dataclass
+class StudyConfig:
+    """``study``: the published figures of the study this artifact reproduces."""
+
+    name: str
+    citation: str
+    published: dict[str, PublishedValue]
+
+    def __post_init__(self) -> None:
+        for name, entry in self.published.items():
+            entry.check(name)
+            _check(
+                entry.same_as is None or entry.same_as in self.published,
+                f"study.published.{name}.same_as",
+                entry.same_as,
+                "must name another entry of study.published",
+            )
+
+
+def load_study(path: Any) -> StudyConfig:
+    """A ``config/study/*.yaml`` file as :class:`StudyConfig`, read without Hydra.
+
+    Why: the simulator takes its calibration targets from the same file the scorecard reads,
+    and it may not import the composition layer (``.importlinter``).
+    """
+    import pathlib
+
+    import yaml
+
+    path = pathlib.Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err})") from err
+    return from_params(StudyConfig, data, "study")
+
+
 @dataclass
 class DataConfig:
     """``data``: which dataset, read by which adapter, from where."""
@@ -424,6 +555,7 @@ class Config:
     stages: StagesConfig
     learn: LearnConfig
     llm: LlmConfig
+    study: StudyConfig
     models: dict[str, ModelSpec]
 
 

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, make_workflow_copy, run_snakemake
+from tests.paper.honest_labels import pdf_caption_problems, table_problems
 from tests.snakemake_lint import ACCEPTED, unexpected_lints
 from tests.stats.test_p_values import numbers_disagreements
+from tests.test_docs_numbers import docs_texts, typed_results
 
 
 def test_snakemake_lint_is_clean() -> None:
@@ -146,6 +148,15 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
         assert all(len(i["sha256"]) == 64 for i in record["inputs"])
     # every p-value agrees with its interval (or the record says why not), issue 15
     assert numbers_disagreements(numbers) == []
+
+    # Does it reproduce? The scorecard's verdicts are records; a simulated build says so in
+    # every table and caption and calls no simulated user real; docs type none of its numbers.
+    assert numbers["repro.kappa_model_model.verdict"]["display"] == "reproduced"
+    assert numbers["repro.f1_trained.verdict"]["display"] == "different method"
+    assert (workflow_copy / "results/bundled/scorecard.csv").is_file()
+    assert table_problems(workflow_copy / "paper/generated/bundled") == []
+    assert pdf_caption_problems(pdf) == []
+    assert typed_results(docs_texts(), numbers) == []
 
     # Byte-identical results, generated paper sources, figures and PDF.
     compared = ("results", "paper/generated", "figures", "paper/build/bundled/paper.pdf")

@@ -13,6 +13,8 @@ round named in the records' ``extra.round`` wins). Rounds are never pooled.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -101,6 +103,15 @@ def label_shares(human: pd.DataFrame, users: pd.DataFrame, round_name: str) -> p
     shares["_kind_rank"] = shares["source_kind"].map(lambda k: rank.get(k, len(rank)))
     shares = shares.sort_values(["_kind_rank", "source_kind", "source"]).drop(columns="_kind_rank")
     return shares.reset_index(drop=True)
+
+
+def kind_label(kind: str, sources: Iterable[str]) -> str:
+    """The block label of a source kind; simulated "real" users (sources named ``sim-*``, the
+    bundled world's convention) are labelled real-like, never real."""
+    pooled = [s for s in sources if not str(s).startswith("all ")]
+    if kind == "real" and pooled and all(str(s).startswith("sim-") for s in pooled):
+        return "real-like (simulated)"
+    return kind
 
 
 def with_pooled(shares: pd.DataFrame) -> pd.DataFrame:
@@ -210,9 +221,10 @@ def attribute_quality_figure(
         ax.spines["left"].set_visible(False)
         ax.tick_params(axis="y", length=0)
         for kind in rows["source_kind"].unique():
-            block = ypos_arr[(rows["source_kind"] == kind).to_numpy()]
+            in_kind = (rows["source_kind"] == kind).to_numpy()
+            block = ypos_arr[in_kind]
             ax.annotate(
-                kind,
+                kind_label(str(kind), rows.loc[in_kind, "source"]),
                 xy=(1.01, float(block.mean())),
                 xycoords=("axes fraction", "data"),
                 rotation=-90,

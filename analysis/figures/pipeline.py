@@ -48,7 +48,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         1,
         "Attribute extraction",
-        "A user's chat history\n(real users and synthetic personas)",
+        "A user's chat history\n(WildChat-source users and\nsynthetic personas)",
         "LLM extractor: attributes with a\nreason and a confidence;\nLLM verifiers: supported?",
         "People judge each attribute:\naccepted / uncertain / rejected",
         "attributes",

@@ -17,6 +17,7 @@ from analysis.figures.mention_habit_vs_bias import mention_habit_vs_bias_figure
 from analysis.figures.pipeline import pipeline_figure
 from analysis.figures.ratings_by_generator import ratings_by_generator_figure
 from analysis.figures.relevance_prf import relevance_prf_figure
+from analysis.figures.scorecard import scorecard_figure
 from analysis.figures.style import StudyFigure
 
 
@@ -42,6 +43,13 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
         records=("canonical_tables",),
         doc="The three-stage pipeline diagram: what models and people do in each stage, with "
         "the dataset's human-judgment counts.",
+    ),
+    "scorecard": FigureSpec(
+        draw=scorecard_figure,
+        tables={},
+        records=("scorecard",),
+        doc="Does it reproduce? Each published figure of the study with a reproduced interval: "
+        "this build's CI as a bar, the published value or range marked.",
     ),
     "attribute_quality": FigureSpec(
         draw=attribute_quality_figure,

@@ -277,7 +277,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("^" + "(.+?)".join(parts) + "$")
 
 
-def _matches(pattern: str, keys: Sequence[str], exclude: Sequence[str]) -> list[tuple[str, str]]:
+def match_keys(pattern: str, keys: Sequence[str], exclude: Sequence[str]) -> list[tuple[str, str]]:
     """``(key, wildcard part)`` for each key the glob matches and no exclude glob does."""
     if "*" not in pattern:
         return [(pattern, "")] if pattern in keys else []
@@ -290,7 +290,7 @@ def _matches(pattern: str, keys: Sequence[str], exclude: Sequence[str]) -> list[
     return out
 
 
-def _field(record: Mapping[str, Any], name: str) -> float | None:
+def record_field(record: Mapping[str, Any], name: str) -> float | None:
     if name.startswith("extra."):
         value = (record.get("extra") or {}).get(name.split(".", 1)[1])
     else:
@@ -332,12 +332,12 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
     exclude = cond.get("exclude", [])
     agg = cond.get("aggregate", "all")
     op = cond["op"]
-    matches = _matches(cond["key"], keys, exclude)
+    matches = match_keys(cond["key"], keys, exclude)
     if not matches:
         return Outcome(UNTESTABLE, [f"no record matches {cond['key']}"], [])
     lhs: list[tuple[str, float]] = []
     for key, _ in matches:
-        value = _field(numbers[key], fld)
+        value = record_field(numbers[key], fld)
         if value is None:
             return Outcome(UNTESTABLE, [f"{key} has no numeric field '{fld}'"], [key])
         lhs.append((key, value))
@@ -361,7 +361,7 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
                 )
             if okey not in numbers:
                 return Outcome(UNTESTABLE, [f"{okey} (compared with {key}) is absent"], used)
-            ovalue = _field(numbers[okey], ofld)
+            ovalue = record_field(numbers[okey], ofld)
             if ovalue is None:
                 return Outcome(UNTESTABLE, [f"{okey} has no numeric field '{ofld}'"], used)
             used.append(okey)

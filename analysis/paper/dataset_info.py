@@ -2,7 +2,9 @@ r"""``paper/generated/<dataset>/dataset.tex``: which dataset built this PDF; is 
 
 The data section and the title page print these, so nobody mistakes the bundled simulated
 world for the authors' data: ``\DatasetName``, ``\DatasetDescription`` and the switch
-``\ifDatasetSimulated``; ``\PaperTitle`` comes from ``paper.title``.
+``\ifDatasetSimulated``; ``\PaperTitle`` comes from ``paper.title``. On a simulated build
+``\SimulatedCaption`` (appended to every figure caption) says so, and ``\RealUsers`` names
+the WildChat-like users "real-like (simulated)", never "real".
 """
 
 from __future__ import annotations
@@ -57,5 +59,9 @@ def render_dataset_tex(
         f"\\newcommand\\DatasetRaters{{{raters_sentence(raters or {})}}}",
         r"\newif\ifDatasetSimulated",
         r"\DatasetSimulatedtrue" if simulated else r"\DatasetSimulatedfalse",
+        "\\newcommand\\SimulatedCaption{"
+        + (r" \emph{Simulated data: no real people.}" if simulated else "")
+        + "}",
+        "\\newcommand\\RealUsers{" + ("real-like (simulated)" if simulated else "real") + "}",
     ]
     return "\n".join(lines) + "\n"

@@ -46,6 +46,8 @@ RESERVED_MACROS = frozenset(
         "DatasetName",
         "DatasetDescription",
         "PaperTitle",
+        "SimulatedCaption",
+        "RealUsers",
     }
 )
 

@@ -323,11 +323,11 @@ FIGURE_MACRO = r"""\providecommand\hyperlink[2]{#2}
   \ifcsname rc@fig@#2\endcsname
     \edef\rc@figfile{\csname rc@fig@#2\endcsname}%
     \includegraphics[width=#1]{\rc@figfile}%
-    \caption{#3 \protect\hyperlink{figrec:#2}{(Provenance.)}}%
+    \caption{#3\SimulatedCaption\ \protect\hyperlink{figrec:#2}{(Provenance.)}}%
   \else
     \fbox{\parbox{0.9\linewidth}{\centering\emph{Figure \texttt{\detokenize{#2}} is not
     produced in this build.}}}%
-    \caption{#3}%
+    \caption{#3\SimulatedCaption}%
   \fi
   \label{fig:#2}%
   \end{figure}}

@@ -13,6 +13,7 @@ placement belong to the paper text, which ``\input``s it inside a ``table`` envi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 
 from analysis.paper.latex import escape_latex, escape_number, format_number
 from analysis.paper.macros import ci_level_of
+from analysis.paper.scorecard import printed_rows
 
 Numbers = Mapping[str, Mapping[str, Any]]
 
@@ -336,6 +338,71 @@ class KeyListTable:
         return "\n".join(lines) + "\n"
 
 
+#: the verdict rule under the scorecard table, by kind of dataset
+SCORECARD_NOTES = {
+    True: (
+        "Simulated build: a row is reproduced when the published value (or range) lies in "
+        "this build's interval; a count must match exactly. The simulation was calibrated to "
+        "these figures, so agreement here checks the pipeline, not people."
+    ),
+    False: (
+        "Real data: a row is reproduced when the estimate lies within the published precision "
+        "(half a step of the last published digit, or the stated tolerance of an approximate "
+        "figure); sampling error is the wrong yardstick for the same data. Partial: the "
+        "dataset holds only part of what the study pooled over."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ScorecardTable:
+    """Does it reproduce? quantity | study | this build [CI] | n | verdict, one row per
+    ``repro.<name>.verdict`` record, in the published file's order."""
+
+    name: str = "scorecard"
+
+    def render(self, numbers: Numbers, simulated: bool = False) -> str:
+        rows = printed_rows(numbers)
+        if not rows:
+            return "\\emph{No published figures were compared in this build.}\n"
+        lines = [
+            r"\begingroup\scriptsize\setlength\tabcolsep{4pt}",
+            r"\begin{tabular}{@{}p{0.38\linewidth}p{0.15\linewidth}rrl@{}}",
+            r"\toprule",
+            r"Quantity & Study & This build & $n$ & Verdict \\",
+            r"\midrule",
+        ]
+        shown = []
+        for row in rows:
+            rec = numbers.get(row.key) if row.key else None
+            if rec is not None and row.field == "n":
+                build = f"\\rcn{{{row.key}}}"
+            elif rec is not None and row.key is not None:
+                build = value_cell(numbers, row.key)
+                shown.append(row.key)
+            elif row.estimate is not None:
+                fmt = str(numbers[row.published_key].get("fmt") or "g")
+                build = escape_number(format_number(row.estimate, fmt))
+            else:
+                build = "--"
+            n = f"\\rcn{{{row.key}}}" if rec is not None and rec.get("n") is not None else "--"
+            cells = [
+                escape_latex(row.quantity),
+                f"\\rc{{{row.published_key}}}",
+                build,
+                n,
+                f"\\rc{{{row.verdict_key}}}",
+            ]
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        notes = [n for n in (ci_note(numbers, shown),) if n]
+        notes.append(escape_latex(SCORECARD_NOTES[simulated]))
+        for note in notes:
+            lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
+        lines.append(r"\endgroup")
+        return "\n".join(lines) + "\n"
+
+
 def _round_label(group: str) -> str:
     return r"\emph{" + escape_latex(group.replace("_", " ")) + " round}"
 
@@ -366,6 +433,20 @@ DATASET_LABELS = {
     "data.n_model_votes.final": "model relevance votes, final round",
     "data.n_model_ratings.stage3": "model-judge preference ratings",
 }
+#: what a simulated build calls its WildChat-like users: never "real"
+SIMULATED_REAL = "real-like (simulated)"
+#: labels that change on a simulated build, per table
+SIMULATED_LABELS: dict[str, dict[str, str]] = {
+    "dataset_sizes": {
+        "data.n_users.real": f"users with {SIMULATED_REAL} histories",
+        "data.n_conversations.real": f"conversations of {SIMULATED_REAL} users",
+    },
+    "stage1_quality": {"real": SIMULATED_REAL},
+}
+#: the note under every table of a simulated build
+SIMULATED_NOTE = (
+    r"\emph{Simulated data} (the bundled world): no row describes real people or real models."
+)
 
 _CEILING = "human_vs_rest"
 
@@ -384,9 +465,10 @@ STAGE1_AGREEMENT_LABELS = {
     ),
 }
 
-TABLES: dict[str, RowTable | KeyListTable] = {
+TABLES: dict[str, RowTable | KeyListTable | ScorecardTable] = {
     t.name: t
     for t in (
+        ScorecardTable(),
         KeyListTable(
             "dataset_sizes",
             (
@@ -712,12 +794,35 @@ TABLES: dict[str, RowTable | KeyListTable] = {
 TABLE_NAMES: tuple[str, ...] = tuple(TABLES)
 
 
-def render_tables(numbers: Numbers, usage_note: str = "") -> dict[str, str]:
-    """``name -> tex`` for every table; ``usage_note`` explains an empty call-usage table."""
+def _with_note(tex: str, note: str) -> str:
+    """``tex`` with one more note line (inside its group, when it has one)."""
+    line = r"\par\smallskip\parbox{\linewidth}{" + note + "}"
+    end = r"\endgroup"
+    if tex.rstrip().endswith(end):
+        return tex.rstrip()[: -len(end)] + line + "\n" + end + "\n"
+    return tex + line + "\n"
+
+
+def render_tables(
+    numbers: Numbers, usage_note: str = "", simulated: bool = False
+) -> dict[str, str]:
+    """``name -> tex`` for every table; ``usage_note`` explains an empty call-usage table.
+
+    On a ``simulated`` build every table says so in a note and no label calls simulated
+    users real (:data:`SIMULATED_LABELS`).
+    """
     out = {}
     for name, table in TABLES.items():
-        tex = table.render(numbers)
-        if name == "call_usage" and usage_note and not table.rows(numbers):
-            tex = f"\\emph{{{escape_latex(usage_note)}}}\n"
+        if isinstance(table, ScorecardTable):
+            tex = table.render(numbers, simulated)
+        else:
+            if simulated and name in SIMULATED_LABELS:
+                labels = {**table.labels, **SIMULATED_LABELS[name]}
+                table = dataclasses.replace(table, labels=labels)
+            tex = table.render(numbers)
+            if name == "call_usage" and usage_note and not table.rows(numbers):  # type: ignore[union-attr]
+                tex = f"\\emph{{{escape_latex(usage_note)}}}\n"
+            if simulated:
+                tex = _with_note(tex, SIMULATED_NOTE)
         out[name] = f"% Generated by rule `paper_tables` from numbers.json. Do not edit.\n{tex}"
     return out

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from analysis import REPO_ROOT
+from analysis.settings import load_study
 from analysis.simulation.raters import RelevanceModel, evenly_spread
 
 
@@ -257,18 +260,28 @@ class WorldParameters:
 
 DEFAULT_PARAMETERS = WorldParameters()
 
+#: the file of the study's published figures (Hydra group ``study``); the scorecard reads it too
+STUDY_FILE = REPO_ROOT / "config" / "study" / "published.yaml"
+
+
+def study_targets(path: Path = STUDY_FILE) -> dict[str, float]:
+    """Calibration statistic -> the published figure it targets, in the file's order.
+
+    One source for the simulator and the scorecard: an entry of ``config/study/*.yaml`` with
+    ``calibrates`` names the statistic of :mod:`analysis.simulation.calibration` it sets; a
+    published range ("40-60%") targets its midpoint.
+    """
+    out: dict[str, float] = {}
+    for entry in load_study(path).published.values():
+        if entry.calibrates is None:
+            continue
+        if entry.value is not None:
+            out[entry.calibrates] = float(entry.value)
+        else:
+            low, high = entry.range or (0.0, 0.0)
+            out[entry.calibrates] = (float(low) + float(high)) / 2
+    return out
+
+
 #: the study's published figures the default parameters are calibrated to (../shared/STUDY.md)
-STUDY_TARGETS: dict[str, float] = {
-    "stage1.acceptance_rate": 0.58,
-    "stage1.problematic_gap_real_minus_synthetic": 0.22,
-    "stage2.human_yes_rate": 0.20,
-    "stage2.llm_yes_rate": 0.50,
-    "stage2.kappa_human_human": 0.43,
-    "stage2.kappa_llm_llm": 0.60,
-    "stage2.kappa_human_llm": 0.30,
-    "stage3.share_no_better_than_generic": 0.546,
-    "stage3.human_mention_delta": 0.03,
-    "stage3.min_judge_mention_delta": -0.39,
-    "stage3.min_generator_mention_rate": 0.05,
-    "stage3.spearman_mention_rate_vs_judge_delta": 0.90,
-}
+STUDY_TARGETS: dict[str, float] = study_targets()

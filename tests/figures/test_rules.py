@@ -41,6 +41,7 @@ def test_figure_rules_are_generated_from_the_registry() -> None:
 def test_paper_order() -> None:
     assert list(STUDY_FIGURES) == [
         "pipeline",
+        "scorecard",
         "attribute_quality",
         "kappa_matrix",
         "relevance_prf",

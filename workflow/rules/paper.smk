@@ -102,6 +102,7 @@ rule paper_tables:
     resources:
         mem_mb=500,
     params:
+        cfg=subtree(CFG, "data.simulated"),
         code=code_hash(
             "analysis.paper.tables", "analysis.paper.macros", "analysis.paper.latex"
         ),

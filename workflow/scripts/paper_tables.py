@@ -10,7 +10,8 @@ from analysis.workflow_io import rule_logging
 with rule_logging(snakemake) as log:
     numbers = load_numbers(snakemake.input.numbers)
     status = json.loads(Path(snakemake.input.usage).read_text(encoding="utf-8"))
-    tables = render_tables(numbers, usage_note=status.get("note", ""))
+    simulated = bool(snakemake.params.cfg["data.simulated"])
+    tables = render_tables(numbers, usage_note=status.get("note", ""), simulated=simulated)
     for path in snakemake.output.tables:
         Path(path).write_text(tables[Path(path).stem], encoding="utf-8")
     log.info("%d tables", len(tables))

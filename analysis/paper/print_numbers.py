@@ -1,0 +1,57 @@
+"""``recenter numbers``: print a build's numbers, never retype them.
+
+Documentation points here instead of quoting results (a test fails on a ``docs/*.md`` number
+equal to a ``numbers.json`` value), so a reader prints today's values from the build:
+``recenter scorecard --dataset annotation_tool`` for the study's published figures against
+the build, ``recenter numbers 'stage2.final.kappa.*'`` for any keys (a glob as in the claims
+language), each with its interval, n and the rule that wrote it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis import REPO_ROOT
+from analysis.paper.claims import match_keys
+from analysis.paper.macros import display_ci, display_value
+from analysis.paper.trace import default_dataset, numbers_path
+from analysis.provenance import RecordError, load_numbers
+
+
+def common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", help="dataset name (default: data.name of the config)")
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help=argparse.SUPPRESS)
+
+
+def read_build(args: argparse.Namespace, command: str) -> dict | None:
+    root = Path(args.root).resolve()
+    dataset = args.dataset or default_dataset(root)
+    try:
+        return load_numbers(numbers_path(dataset, root))
+    except RecordError as err:
+        print(f"recenter {command}: {err}", file=sys.stderr)
+        return None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("keys", nargs="+", help="record keys or globs, e.g. 'stage2.final.*'")
+    common_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    numbers = read_build(args, "numbers")
+    if numbers is None:
+        return 2
+    keys = sorted({k for pattern in args.keys for k, _ in match_keys(pattern, sorted(numbers), [])})
+    if not keys:
+        print(f"recenter numbers: no record matches {' '.join(args.keys)}", file=sys.stderr)
+        return 1
+    for key in keys:
+        rec = numbers[key]
+        ci = display_ci(rec)
+        value = display_value(rec) + (f" [{ci[0]}, {ci[1]}]" if ci else "")
+        n = "" if rec.get("n") is None else f"  n={int(rec['n']):,d}"
+        print(f"{key}  {value}{n}  (rule {rec.get('rule')})")
+    return 0
