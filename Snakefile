@@ -63,6 +63,7 @@ include: "workflow/rules/stage3.smk"
 include: "workflow/rules/statistics.smk"
 include: "workflow/rules/interventions.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/validation.smk"
 include: "workflow/rules/paper.smk"
 
 
@@ -78,6 +79,7 @@ localrules:
     numbers,
     dataset_description,
     paper_tables,
+    validation_table,
     claims,
     provenance_appendix,
 

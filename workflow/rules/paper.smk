@@ -154,7 +154,7 @@ rule provenance_appendix:
     input:
         numbers=f"{RESULTS}/numbers.json",
         text=PAPER_TEX,
-        tables=PAPER_TABLES,
+        tables=[*PAPER_TABLES, VALIDATION_TABLE],
         claims=f"{PAPER_GENERATED}/claims.tex",
         figures=FIGURE_FILES,
         software=f"{RESULTS}/environment.json",
@@ -185,7 +185,7 @@ rule paper_pdf:
         sources=PAPER_SOURCES,
         numbers=f"{PAPER_GENERATED}/numbers.tex",
         dataset=f"{PAPER_GENERATED}/dataset.tex",
-        tables=PAPER_TABLES,
+        tables=[*PAPER_TABLES, VALIDATION_TABLE],
         claims=f"{PAPER_GENERATED}/claims.tex",
         verdicts=f"{PAPER_GENERATED}/claim_verdicts.tex",
         provenance=f"{PAPER_GENERATED}/provenance.tex",
