@@ -134,12 +134,11 @@ def render_validation_table(numbers: Mapping[str, Mapping[str, Any]]) -> str:
     if not keys:
         return head + r"\emph{This dataset has no ground truth (it is not simulated).}" + "\n"
     lines = [
-        r"\begingroup\scriptsize\setlength\tabcolsep{4pt}",
-        r"\begin{longtable}{@{}lrrl@{}}",
+        r"\begingroup\tiny\setlength\tabcolsep{4pt}\renewcommand\arraystretch{0.92}",
+        r"\begin{tabular}{@{}lrrl@{}}",
         r"\toprule",
         r"Estimand (record key) & Truth & Estimate [95\% CI] & Covered \\",
         r"\midrule",
-        r"\endhead",
     ]
     for key in keys:
         covered = numbers.get(f"{PREFIX}{key}.covered")
@@ -148,7 +147,7 @@ def render_validation_table(numbers: Mapping[str, Mapping[str, Any]]) -> str:
         lines.append(
             f"\\code{{{escape_latex(key)}}} & \\rc{{{PREFIX}{key}.truth}} & {est} & {verdict} \\\\"
         )
-    lines += [r"\bottomrule", r"\end{longtable}"]
+    lines += [r"\bottomrule", r"\end{tabular}"]
     if f"{PREFIX}n_covered" in numbers:
         lines.append(
             rf"\par\smallskip\parbox{{\linewidth}}{{\rc{{{PREFIX}n_covered}} of"
