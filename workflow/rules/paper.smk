@@ -16,6 +16,8 @@ PAPER_TEX = [
 ]
 PAPER_SOURCES = [*PAPER_TEX, "paper/refs.bib"]
 PAPER_TABLES = [f"{PAPER_GENERATED}/tables/{name}.tex" for name in _TABLE_NAMES]
+#: the simulated world's truth-vs-estimate table (a sentence on real data; rule below)
+VALIDATION_TABLE = f"{PAPER_GENERATED}/tables/validation.tex"
 CALL_SHARDS = [str(p) for _, _, p in _iter_store(CFG["llm"]["store"])]
 
 
@@ -105,6 +107,24 @@ rule paper_tables:
         ),
     script:
         "../scripts/paper_tables.py"
+
+
+rule validation_table:
+    """The simulated world's table 'what the simulation put in, what the pipeline recovered'."""
+    input:
+        numbers=f"{RESULTS}/numbers.json",
+    output:
+        tex=VALIDATION_TABLE,
+    log:
+        f"{LOGS}/validation_table.log",
+    benchmark:
+        f"{LOGS}/benchmarks/validation_table.tsv"
+    resources:
+        mem_mb=500,
+    params:
+        code=code_hash("analysis.paper.validation", "analysis.paper.latex"),
+    script:
+        "../scripts/validation_table.py"
 
 
 rule claims:

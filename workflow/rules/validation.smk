@@ -2,7 +2,6 @@
 # folder holds the world's ground truth (truth.json, written by `recenter simulate`), every
 # estimate's 95% interval is compared with the truth. Real data has no truth: no such rule.
 
-VALIDATION_TABLE = f"{PAPER_GENERATED}/tables/validation.tex"
 TRUTH_FILE = DATA_ROOT / "truth.json"
 
 if TRUTH_FILE.is_file():
@@ -33,21 +32,3 @@ if TRUTH_FILE.is_file():
             "../scripts/validation_records.py"
 
     RECORD_FILES.append(record_file("validation"))
-
-
-rule validation_table:
-    """The paper's table 'what the simulation put in, what the pipeline recovered'."""
-    input:
-        numbers=f"{RESULTS}/numbers.json",
-    output:
-        tex=VALIDATION_TABLE,
-    log:
-        f"{LOGS}/validation_table.log",
-    benchmark:
-        f"{LOGS}/benchmarks/validation_table.tsv"
-    resources:
-        mem_mb=500,
-    params:
-        code=code_hash("analysis.paper.validation", "analysis.paper.latex"),
-    script:
-        "../scripts/validation_table.py"
