@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,9 @@ class AdapterResult:
     tables: dict[str, pd.DataFrame]
     skipped: list[SkippedRecord]
     ignored_files: list[IgnoredFile]
+    #: table -> the raw files (paths relative to the root, sorted) it rests on: those that
+    #: added rows to it, and the items files those rows were resolved against
+    sources: dict[str, list[str]] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         """The skipped-records report (counts first, then every record), JSON-ready."""
@@ -109,6 +112,54 @@ def _check_model_files(layout: Layout, known_models: Sequence[str]) -> None:
                 "beside it; if this is another model, list it in the dataset config's "
                 f"data.models (known: {sorted(known)})",
             )
+
+
+#: collector field -> the canonical table its entries become
+_TABLE_OF_FIELD = {
+    "users": "users",
+    "user_refs": "users",
+    "conversations": "conversations",
+    "attributes": "attributes",
+    "judgments": "attribute_judgments",
+    "prompts": "prompts",
+    "prompt_refs": "prompts",
+    "items": "relevance_items",
+    "votes": "relevance_votes",
+    "responses": "responses",
+    "ratings": "preference_ratings",
+    "classifier_set": "relevance_classifier_set",
+}
+
+
+class _Sources:
+    """Which raw files fed which table, seen as the rows each file read adds.
+
+    A file whose records are resolved against an items file (a judgment names a line and a
+    position of task<N>_items) makes the tables it feeds rest on that items file too. This is
+    what lets ``recenter trace --lineage`` name the stage-2 exports behind a stage-2 kappa
+    instead of every raw file of the dataset.
+    """
+
+    def __init__(self, b: RowCollector, layout: Layout):
+        self.b, self.layout = b, layout
+        self.fed: dict[str, set[str]] = {name: set() for name in TABLE_NAMES}
+
+    def _sizes(self) -> dict[str, int]:
+        return {f: len(getattr(self.b, f)) for f in _TABLE_OF_FIELD}
+
+    def read(self, rel: str, reader: Any, *args: Any, items_task: int | None = None) -> None:
+        """Run ``reader(*args)`` and note the tables that gained rows from file ``rel``."""
+        before = self._sizes()
+        reader(*args)
+        grown = {_TABLE_OF_FIELD[f] for f, n in self._sizes().items() if n > before[f]}
+        resolved = self.layout.items.get(items_task) if items_task is not None else None
+        for table in grown:
+            self.fed[table].add(rel)
+            if resolved is not None:
+                self.fed[table].add(resolved[1])
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {name: sorted(files) for name, files in self.fed.items()}
 
 
 def _pilot_samples(layout: Layout) -> dict[int, tuple[str, int, str]]:
@@ -210,11 +261,10 @@ def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> 
         )
     _check_model_files(layout, known_models)
     b = RowCollector()
-    if 4 in layout.items:
-        read_stage1_items(b, *layout.items[4])
-    read_stage2_items(b, *layout.items[5])
-    if 6 in layout.items:
-        read_stage3_items(b, *layout.items[6])
+    src = _Sources(b, layout)
+    for task, reader in ((4, read_stage1_items), (5, read_stage2_items), (6, read_stage3_items)):
+        if task in layout.items:
+            src.read(layout.items[task][1], reader, b, *layout.items[task])
     b.pilot_samples.update(_pilot_samples(layout))
     for af in layout.annotations:
         if af.task == 6 and 6 not in layout.items:
@@ -223,17 +273,17 @@ def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> 
             raise DataError(
                 af.rel, None, None, "task-4 judgments but no extracted/task4_items.jsonl"
             )
-        read_annotations(b, af)
+        src.read(af.rel, read_annotations, b, af, items_task=af.task)
     for mf in layout.model_votes:
-        read_model_votes(b, mf)
+        src.read(mf.rel, read_model_votes, b, mf, items_task=mf.task)
     if layout.classifier_set is not None:
-        read_classifier_set(b, *layout.classifier_set)
+        src.read(layout.classifier_set[1], read_classifier_set, b, *layout.classifier_set)
     for path, rel in layout.eval_results:
-        read_eval_results(b, path, rel)
+        src.read(rel, read_eval_results, b, path, rel, items_task=5)
     for mf in layout.judges:
         if 6 not in layout.items:
             raise DataError(mf.rel, None, None, "judge ratings but no extracted/task6_items.jsonl")
-        read_judges(b, mf)
+        src.read(mf.rel, read_judges, b, mf, items_task=6)
     _check_coverage(b, layout)
     rows: dict[str, list[dict[str, Any]]] = {
         "users": _users_table(b),
@@ -248,4 +298,6 @@ def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> 
         "relevance_classifier_set": list(b.classifier_set.values()),
     }
     tables = {name: make_table(name, rows[name]) for name in TABLE_NAMES}
-    return AdapterResult(validate_tables(tables), sorted(b.skipped), sorted(layout.ignored))
+    return AdapterResult(
+        validate_tables(tables), sorted(b.skipped), sorted(layout.ignored), src.as_dict()
+    )

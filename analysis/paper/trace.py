@@ -4,7 +4,8 @@ The chain is the record's own provenance: the value and CI, the method, the rule
 it, its input files with sha256 (paths relative to the repository), the config subtree the
 rule read, the code location (``module:function``) and the call-store shards with call
 counts. ``--check`` recomputes the sha256 of every input and says whether the record is
-still current; it exits non-zero when an input changed or is missing.
+still current; it exits non-zero when an input changed or is missing. ``--lineage`` follows
+the chain all the way back to the raw files and call-store shards (``analysis.paper.lineage``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import REPO_ROOT
+from analysis.paper.lineage import lineage as full_lineage
 from analysis.provenance import RecordError, load_numbers, sha256_file
 
 
@@ -64,8 +66,11 @@ def check_inputs(inputs: list[Mapping[str, str]], root: Path = REPO_ROOT) -> dic
     return {"current": not changed and not missing, "changed": changed, "missing": missing}
 
 
-def trace(key: str, dataset: str, root: Path = REPO_ROOT, check: bool = False) -> dict[str, Any]:
-    """The provenance chain of ``key`` in ``results/<dataset>/numbers.json``."""
+def trace(
+    key: str, dataset: str, root: Path = REPO_ROOT, check: bool = False, lineage: bool = False
+) -> dict[str, Any]:
+    """The provenance chain of ``key`` in ``results/<dataset>/numbers.json`` (``lineage``: back
+    to the raw files and call-store shards, every file with its hash check)."""
     numbers = load_numbers(numbers_path(dataset, root))
     if key not in numbers:
         near = difflib.get_close_matches(key, list(numbers), n=5, cutoff=0.5)
@@ -75,6 +80,8 @@ def trace(key: str, dataset: str, root: Path = REPO_ROOT, check: bool = False) -
     out["software"] = software_summary(dataset, root)
     if check:
         out["check"] = check_inputs(out["inputs"], root)
+    if lineage:
+        out["lineage"] = full_lineage(key, numbers[key], numbers, dataset, root)
     return out
 
 
@@ -100,17 +107,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="store_true", help="recompute input hashes; exit 1 if not current"
     )
+    parser.add_argument(
+        "--lineage",
+        action="store_true",
+        help="the whole chain back to the raw files and call-store shards; exit 1 if any changed",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     root = args.repo
     dataset = args.dataset or default_dataset(root)
     try:
-        out = trace(args.key, dataset, root, check=args.check)
+        out = trace(args.key, dataset, root, check=args.check, lineage=args.lineage)
     except RecordError as err:
         print(f"recenter trace: {err}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=2, sort_keys=False, ensure_ascii=False))
+    if args.lineage and not out["lineage"]["current"]:
+        lin = out["lineage"]
+        problems = [f"changed: {p}" for p in lin["changed"]]
+        problems += [f"missing: {p}" for p in lin["missing"]]
+        print(f"{args.key}: lineage NOT current ({'; '.join(problems)})", file=sys.stderr)
+        return 1
+    if args.lineage:
+        lin = out["lineage"]
+        print(
+            f"{args.key}: lineage of {len(lin['steps'])} steps, {len(lin['raw_files'])} raw files,"
+            f" {len(lin['call_shards'])} call-store shards; every recorded sha256 matches",
+            file=sys.stderr,
+        )
     if args.check:
         state = out["check"]
         if state["current"]:

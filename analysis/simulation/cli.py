@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if diff:
             print("regenerate with: recenter simulate --out " + str(args.out), file=sys.stderr)
             return 1
-        print(f"{args.out}: up to date ({len(world.files) + 1} files)")
+        print(f"{args.out}: up to date ({len(world.files) + 2} files)")
         return 0
     written = write_world(world, args.out)
     print(f"wrote {len(written)} files to {args.out} (SIMULATED data; see its README.md)")

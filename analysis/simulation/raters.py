@@ -169,7 +169,7 @@ class RelevanceModel:
         return expit(logit(base) + self.llm_offsets[model])
 
 
-def _kappa(p_a: np.ndarray, p_b: np.ndarray, p11: np.ndarray) -> np.ndarray:
+def kappa_from_rates(p_a: np.ndarray, p_b: np.ndarray, p11: np.ndarray) -> np.ndarray:
     """Cohen's kappa of two binary raters from their yes rates and joint yes rate."""
     observed = 1 - p_a - p_b + 2 * p11
     chance = p_a * p_b + (1 - p_a) * (1 - p_b)
@@ -191,9 +191,9 @@ def expected_relevance_statistics(
     """
     p, hy, ly = model.class_table(type_shares)
     rate_h, rate_l = hy @ p, ly @ p
-    hh = _kappa(rate_h[:, None], rate_h[None, :], (hy * p) @ hy.T)
-    ll = _kappa(rate_l[:, None], rate_l[None, :], (ly * p) @ ly.T)
-    hl = _kappa(rate_h[:, None], rate_l[None, :], (hy * p) @ ly.T)
+    hh = kappa_from_rates(rate_h[:, None], rate_h[None, :], (hy * p) @ hy.T)
+    ll = kappa_from_rates(rate_l[:, None], rate_l[None, :], (ly * p) @ ly.T)
+    hl = kappa_from_rates(rate_h[:, None], rate_l[None, :], (hy * p) @ ly.T)
     return {
         "human_yes_rate": float(rate_h.mean()),
         "llm_yes_rate": float(rate_l.mean()),

@@ -112,7 +112,8 @@ class World:
     quality class, real-like or not, labels and raters per slot), ``stage2_*`` per stage-2
     item (pair, item type, truth ``z``, hardness, LLM view ``w``, people's and models'
     votes, majority), ``stage3_*`` per rated item and attribute slot (named explicitly,
-    latent quality, people's and judges' ratings).
+    latent quality, people's and judges' ratings), ``stage3_all_*`` per relevant slot of every
+    personalized response (pair, generator, attribute position, named explicitly).
     """
 
     params: WorldParameters
@@ -677,6 +678,7 @@ def _stage1(d: _Draft) -> None:
         stage1_user=att_user,
         stage1_quality=att_quality,
         stage1_real=np.array([users[i].real for i in att_user]),
+        stage1_source=np.array([users[i].source for i in att_user]),
         stage1_labels=labels,
         stage1_raters=user_raters[att_user],
     )
@@ -846,6 +848,15 @@ def _stage3_responses(d: _Draft) -> None:
             d.responses[("no_context", s, m)] = _response(r_text, styles[m], domain, [])
             d.responses[("attributes", s, m)] = _response(r_text, styles[m], domain, full)
             d.responses[("gt_attributes", s, m)] = _response(r_text, styles[m], domain, adapt)
+    # every personalized response's relevant slots (pair, generator, attribute position,
+    # named explicitly): what a generator's mention rate is measured on
+    keys = sorted(d.slots)
+    d.truth.update(
+        stage3_all_pair=np.concatenate([np.full(len(d.slots[k][0]), k[0]) for k in keys]),
+        stage3_all_generator=np.concatenate([np.full(len(d.slots[k][0]), k[1]) for k in keys]),
+        stage3_all_attribute=np.concatenate([d.slots[k][0] for k in keys]),
+        stage3_all_named=np.concatenate([d.slots[k][1] for k in keys]).astype(bool),
+    )
     for mode in MODES:
         for m, name in enumerate(p.llm_names):
             records = []

@@ -1,4 +1,4 @@
-"""Write a simulated world to disk in the annotation-tool layout, with its data card.
+"""Write a simulated world to disk in the annotation-tool layout, with its data card and truth.
 
 Files are JSON Lines (one compact object per line, keys in the tool's order, ``\\n`` line
 ends, UTF-8), so the same world is the same bytes on every machine. The data card
@@ -19,6 +19,10 @@ from analysis.simulation.calibration import (
 )
 from analysis.simulation.parameters import STUDY_TARGETS, WorldParameters
 from analysis.simulation.simulate import World
+from analysis.simulation.truth import truth_json
+
+#: the world's ground truth, beside the raw files (see ``analysis.simulation.truth``)
+TRUTH_FILE = "truth.json"
 
 #: first line of every data card; marks a folder this module may overwrite
 CARD_MARKER = "# The bundled world (SIMULATED data)"
@@ -51,21 +55,30 @@ def _clear_previous(out: Path) -> None:
             path.unlink()
 
 
-def write_world(world: World, out: Path) -> list[Path]:
-    """Write every file of ``world`` and its data card under ``out``; returns the paths."""
-    out = Path(out)
-    _clear_previous(out)
+def write_files(world: World, out: Path) -> list[Path]:
+    """Only the layout's JSON Lines files (what an adapter reads; no card, no truth)."""
     written = []
     for rel, records in world.files.items():
-        path = out / rel
+        path = Path(out) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8", newline="\n") as handle:
             handle.writelines(_dump(r) + "\n" for r in records)
         written.append(path)
+    return written
+
+
+def write_world(world: World, out: Path) -> list[Path]:
+    """Write every file of ``world`` and its data card under ``out``; returns the paths."""
+    out = Path(out)
+    _clear_previous(out)
+    written = write_files(world, out)
     stats = realized_statistics(out)
     card = out / "README.md"
     card.write_text(data_card(world.params, world.files, stats), encoding="utf-8", newline="\n")
     written.append(card)
+    truth = out / TRUTH_FILE
+    truth.write_text(truth_json(world.params), encoding="utf-8", newline="\n")
+    written.append(truth)
     return written
 
 
@@ -147,6 +160,29 @@ add up to `n_stage3_ratings`; one annotator rates each. A rating (1-5, 3 = no di
 is the rounded latent: quality + offset + mention effect + normal noise; people barely
 react to mentions (`human_mention_effect`), each model judge has its own offset
 (`judge_offset`, more favourable than people) and mention bias (`judge_mention_effect`).
+"""
+
+SEED_AND_TRUTH = """\
+## How the committed seed was chosen
+
+The generative model is calibrated in expectation (its parameters, not the seed, carry the
+study's figures). The seed `{seed}` was then chosen, once, as the most typical of the
+worlds of seeds 0-39: `calibration.representative_seed` simulates each, computes the
+calibration statistics above and keeps the seed with the smallest sum of squared
+standardized misses `((statistic - study) / sampling sd)^2` (`calibration.seed_score`).
+So this world was picked to look like the study: its agreement with the study's figures is
+not evidence about the pipeline. What is evidence is whether the workflow recovers the
+world's own ground truth (`{truth}`), which does not depend on the seed.
+
+## Ground truth (`{truth}`)
+
+`{truth}` lists, for every estimand the simulator controls, its population value under the
+parameters below, keyed by the `numbers.json` record key of the estimate it corresponds to,
+with how it was obtained (closed form, or a large draw of the same model from the truth's own
+seeds with every vote and rating integrated out). A bundled build compares each estimate's
+95% interval with it (records `validation.<key>.truth` / `.covered`, and the paper's table
+"what the simulation put in, what the pipeline recovered"); `benchmarks/bench_coverage.py`
+does so over many fresh worlds.
 """
 
 #: (file pattern, content) of every file kind the writer produces
@@ -279,8 +315,8 @@ def data_card(params: WorldParameters, files: dict[str, list[Any]], stats: dict[
     )
     lines += ["", "Further statistics of this world:", "", "| statistic | value |", "|---|---|"]
     lines += [f"| `{k}` | {stats[k]:.4g} |" for k in extra]
+    lines += ["", SEED_AND_TRUTH.format(seed=params.seed, truth=TRUTH_FILE)]
     lines += [
-        "",
         "## Parameters",
         "",
         "Every parameter of `WorldParameters` (`analysis/simulation/parameters.py`).",

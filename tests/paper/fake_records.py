@@ -210,6 +210,10 @@ def records_by_rule(kind: str = "full") -> dict[str, list[Record]]:
     }
     if full:
         out["stage3_statistics"] = stage3_records()
+        out["validation"] = [
+            Record("validation.n_estimands", 3, "d", "estimands with a truth", CODE),
+            Record("validation.n_covered", 2, "d", "of those, intervals holding it", CODE),
+        ]
     return out
 
 

@@ -19,6 +19,7 @@ rule canonical_tables:
     output:
         **{name: results(f"tables/{name}.parquet") for name in TABLE_NAMES},
         skipped=results("tables/skipped_records.json"),
+        sources=results("tables/sources.json"),
         records=record_file("canonical_tables"),
     log:
         f"{LOGS}/canonical_tables.log",

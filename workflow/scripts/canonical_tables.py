@@ -1,5 +1,5 @@
 """Rule canonical_tables: read the raw dataset, write the validated tables, the skipped-records
-report and the dataset size records."""
+report, which raw files fed each table (with their sha256) and the dataset size records."""
 
 from pathlib import Path
 
@@ -7,7 +7,7 @@ from analysis import repo_root
 from analysis.data import read_dataset, resolve_root
 from analysis.data.canonical import write_skipped_report, write_tables
 from analysis.data.summary import dataset_size_records
-from analysis.provenance import write_records
+from analysis.provenance import dump_json, input_hashes, write_records
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
@@ -17,6 +17,11 @@ with rule_logging(snakemake) as log:
     result = read_dataset(cfg["adapter"], root, cfg["models"])
     write_tables(result.tables, Path(snakemake.output.users).parent)
     write_skipped_report(result.report(), snakemake.output.skipped)
+    # the lineage of a number (recenter trace --lineage) follows a table to these files only
+    dump_json(
+        {t: input_hashes(root / rel for rel in files) for t, files in result.sources.items()},
+        snakemake.output.sources,
+    )
     records = dataset_size_records(result.tables)
     write_records(
         records,
