@@ -33,7 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 #: subcommands that read a working copy (its config, call store or results): they get ``--repo``
-READS_REPO = frozenset({"config", "calls", "trace", "verify"})
+READS_REPO = frozenset({"config", "calls", "trace", "verify", "scorecard", "numbers"})
 
 
 def _repo_option() -> argparse.ArgumentParser:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from analysis import REPO_ROOT
 from analysis.paper.claims import match_keys
 from analysis.paper.macros import display_ci, display_value
 from analysis.paper.trace import default_dataset, numbers_path
@@ -22,11 +20,10 @@ from analysis.provenance import RecordError, load_numbers
 
 def common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="dataset name (default: data.name of the config)")
-    parser.add_argument("--root", type=Path, default=REPO_ROOT, help=argparse.SUPPRESS)
 
 
 def read_build(args: argparse.Namespace, command: str) -> dict | None:
-    root = Path(args.root).resolve()
+    root = args.repo
     dataset = args.dataset or default_dataset(root)
     try:
         return load_numbers(numbers_path(dataset, root))

@@ -79,7 +79,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _lineage(repo: Path, capsys) -> tuple[int, dict, str]:
-    code = main(["trace", KEY, "--dataset", "demo", "--root", str(repo), "--lineage"])
+    code = main(["trace", KEY, "--dataset", "demo", "--repo", str(repo), "--lineage"])
     out = capsys.readouterr()
     return code, json.loads(out.out)["lineage"], out.err
 
