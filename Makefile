@@ -23,9 +23,12 @@ LOCK_FIND_LINKS ?= $(wildcard /opt/wheels ../shared/wheels)
 paper: install
 	snakemake --cores $(CORES)
 
+# The tests run in parallel, one pytest-xdist worker per core; --dist loadgroup keeps the tests
+# of one xdist_group (those reading the shared bundled build, tests/conftest.py) on one worker,
+# in the order tests/conftest.py sets (the longest first).
 test: install-test
 	$(MAKE) lint
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n auto --dist loadgroup --no-loadscope-reorder
 
 install-tex:
 	@if command -v latexmk >/dev/null 2>&1 && kpsewhich booktabs.sty siunitx.sty >/dev/null 2>&1; then \

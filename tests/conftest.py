@@ -1,4 +1,6 @@
-"""Shared fixtures: the repository root, the real annotation-tool data, workflow copies."""
+"""Shared fixtures: the repository root, the real annotation-tool data, workflow copies, and
+the one full build of the bundled world that every test reading its outputs shares
+(``bundled_build``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from filelock import FileLock
 
 from analysis import REPO_ROOT
 
@@ -102,3 +105,86 @@ def fake_models_group(work: Path, name: str, base_url: str) -> str:
     }
     (work / "config" / "models" / "fakeserver.yaml").write_text(yaml.safe_dump(spec))
     return "models=fakeserver"
+
+
+#: the pytest-xdist group of every test that uses ``bundled_build``: one worker runs them all, so
+#: no other worker sits idle on the build's lock while the build runs
+BUNDLED_GROUP = "bundled_build"
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    """The worker group of a test: the shared build's, or its module's when the module has a
+    module-scoped fixture (computed once per worker that runs one of its tests)."""
+    if "bundled_build" in getattr(item, "fixturenames", ()):
+        return BUNDLED_GROUP
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(d.scope == "module" for fixturedefs in defs for d in fixturedefs):
+        return f"module:{item.nodeid.split('::')[0]}"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order and group the tests for ``make test``'s parallel run (pytest-xdist, ``-n auto --dist
+    loadgroup``); without xdist only the order changes.
+
+    - Every test that asks for ``bundled_build`` (or carries ``@pytest.mark.xdist_group`` of it,
+      as the determinism test does) joins one group, run on one worker; so do the tests of a
+      module with a module-scoped fixture (one worker computes it, not each).
+    - The shared build's tests start first, then the other ``slow`` ones (stable order
+      otherwise): a minutes-long test started last would leave the other core idle at the end.
+    """
+    for item in items:
+        group = _xdist_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(item: pytest.Item) -> int:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is not None and mark.args[:1] == (BUNDLED_GROUP,):
+            return 0
+        return 1 if item.get_closest_marker("slow") is not None else 2
+
+    items.sort(key=rank)
+
+
+#: how the shared bundled build is made (the command of the determinism test's second copy too)
+BUNDLED_BUILD_ARGS = ("--cores", "2")
+
+
+def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test session that every pytest-xdist worker sees: the workers' base
+    temporary folders (``popen-gwN``) sit in the session's own; without xdist it is that one."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh copy of the repository after a full build of the bundled world
+    (``snakemake --cores 2``): ``results/bundled/``, ``figures/bundled/``,
+    ``paper/generated/bundled/``, ``paper/build/bundled/paper.pdf``, ``logs/bundled/``.
+
+    Why shared: a full build costs minutes of CPU, and most checks only read its outputs. It is
+    made once per session, whichever test (on whichever xdist worker) asks first; the others wait
+    on a file lock and reuse it. READ-ONLY: a test that edits, deletes or reruns anything in it
+    (beyond a dry run, ``snakemake -n``) must work on its own copy (``workflow_copy``), or every
+    later test reads what it changed. A failed build fails every test that asks for it, once each,
+    with snakemake's error, without building again.
+    """
+    root = session_shared_dir(tmp_path_factory) / "bundled_build"
+    root.mkdir(exist_ok=True)
+    repo, done, failed = root / "repo", root / "done", root / "failed"
+    with FileLock(root / "build.lock"):
+        if failed.exists():
+            pytest.fail(f"the shared bundled build failed:\n{failed.read_text()}", pytrace=False)
+        if not done.exists():
+            make_workflow_copy(repo)
+            try:
+                run_snakemake(repo, *BUNDLED_BUILD_ARGS)
+            except (AssertionError, subprocess.TimeoutExpired) as err:
+                failed.write_text(str(err))
+                raise
+            done.touch()
+    return repo

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, make_workflow_copy, run_snakemake
+from tests.conftest import (
+    BUNDLED_BUILD_ARGS,
+    BUNDLED_GROUP,
+    REPO_ROOT,
+    make_workflow_copy,
+    run_snakemake,
+)
 from tests.paper.honest_labels import pdf_caption_problems, table_problems
 from tests.snakemake_lint import ACCEPTED, unexpected_lints
 from tests.stats.test_p_values import numbers_disagreements
@@ -124,16 +130,19 @@ def _jobs_in_dry_run(workdir: Path, *args: str) -> set[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(BUNDLED_GROUP)  # asks for bundled_build inside (after starting the twin)
 def test_full_bundled_reproduction_is_complete_and_deterministic(
-    workflow_copy: Path, tmp_path: Path
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    # Two fresh copies at different paths build the paper side by side (2 cores shared: a
-    # run leaves a core idle in its serial phases). Their outputs must be byte-identical.
+    # The session's shared build (conftest's bundled_build) and a second fresh copy at another
+    # path, built side by side (2 cores shared: a run leaves a core idle in its serial phases).
+    # Their outputs must be byte-identical. The shared build is only read here: the reruns and
+    # the module edit below happen in the twin, which this test owns.
     twin = make_workflow_copy(tmp_path / "twin" / "repo")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = [pool.submit(run_snakemake, copy, "--cores", "2") for copy in (workflow_copy, twin)]
-        for run in runs:
-            run.result()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        twin_run = pool.submit(run_snakemake, twin, *BUNDLED_BUILD_ARGS)
+        workflow_copy = request.getfixturevalue("bundled_build")
+        twin_run.result()
     pdf = workflow_copy / "paper/build/bundled/paper.pdf"
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     assert not (workflow_copy / "paper/build/paper.pdf").exists()  # per dataset only
@@ -166,21 +175,21 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     assert pdf.read_bytes() == (twin / compared[3]).read_bytes()
 
     # Nothing left to do: a no-op rerun schedules no job.
-    assert _jobs_in_dry_run(workflow_copy) == set()
+    assert _jobs_in_dry_run(twin) == set()
 
     # Runtime-only keys (timeouts, retries, progress, executor) are no rule params: no rerun.
     runtime = "llm.timeout_s=7 llm.max_retries=1 llm.progress=false llm.executor=batch"
-    assert _jobs_in_dry_run(workflow_copy, "--config", f"overrides={runtime}") == set()
+    assert _jobs_in_dry_run(twin, "--config", f"overrides={runtime}") == set()
 
     # Changing one statistics setting reruns the statistics and what reads them, not the data.
-    changed = _jobs_in_dry_run(workflow_copy, "--config", "overrides=stats.n_boot=301")
+    changed = _jobs_in_dry_run(twin, "--config", "overrides=stats.n_boot=301")
     assert "canonical_tables" not in changed
     assert any(job.endswith("statistics") for job in changed), changed
     assert "paper_pdf" in changed
 
     # Editing one statistics module reruns only the rules that run it (and their dependents).
-    module = workflow_copy / "analysis/stats/study_stage3.py"
+    module = twin / "analysis/stats/study_stage3.py"
     module.write_text(module.read_text() + "\n# an edit\n")
-    edited = _jobs_in_dry_run(workflow_copy)
+    edited = _jobs_in_dry_run(twin)
     assert "stage3_statistics" in edited and "stage2_statistics" not in edited, edited
     assert "canonical_tables" not in edited
