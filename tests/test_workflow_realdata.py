@@ -14,6 +14,9 @@ import pytest
 from analysis.paper.scorecard import DIFFERS, PARTIAL, REPRODUCED, scorecard_rows
 from analysis.settings import load_study
 from tests.conftest import make_workflow_copy, run_snakemake
+from tests.paper.test_latex_log import log_defects
+from tests.stats.test_p_values import numbers_disagreements
+from tests.test_docs_numbers import docs_texts, typed_results
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +51,20 @@ def test_real_data_builds_the_paper_with_real_stage2_numbers(
         assert 0 < numbers[f"stage2.final.f1_vs_majority.{model}"]["value"] < 1
     assert "stage2.pilot.kappa.human_human" in numbers
     assert "stage2.pilot.kappa.human_model" in numbers
+    # One reference for people and models (issue 15): the leave-one-human-out ceiling and the
+    # models against the same references, in both rounds with individual human votes.
+    for round_ in ("pilot", "pilot_graded"):
+        for stat in ("kappa_human_vs_rest", "f1_human_vs_rest"):
+            rec = numbers[f"stage2.{round_}.ceiling.{stat}"]
+            assert rec["ci_low"] <= rec["value"] <= rec["ci_high"]
+        gaps = [k for k in numbers if k.startswith(f"stage2.{round_}.vs_rest.gap_kappa.")]
+        assert gaps, round_
+        assert all("p_value" in numbers[k]["extra"] for k in gaps)
+    # Every p-value agrees with its interval, the docs type none of these numbers, and the
+    # PDF has no float too large and no overfull box.
+    assert numbers_disagreements(numbers) == []
+    assert typed_results(docs_texts(), numbers) == []
+    assert log_defects(workflow_copy, "annotation_tool") == []
     # The snapshot has no stage-3 human ratings: those keys are absent, never zero.
     assert not any(key.startswith("stage3.mean_rating.") for key in numbers)
     assert all(Path(i["path"]).parts[0] != "/" for r in numbers.values() for i in r["inputs"])

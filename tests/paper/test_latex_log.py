@@ -8,21 +8,27 @@ Both are silent in a build that succeeds, so this test reads the log the build l
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from analysis import REPO_ROOT
 from analysis.paper.compile import layout_defects
 
-DATASETS = ("bundled", "annotation_tool")
+
+def log_defects(repo: Path, dataset: str) -> list[str]:
+    """The layout defects of a build's LaTeX log (also used by the real-data build's test)."""
+    log = repo / "paper" / "build" / dataset / "paper.log"
+    return layout_defects(log.read_text(encoding="utf-8", errors="replace"))
 
 
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_the_built_paper_has_no_float_too_large_and_no_overfull_box(dataset: str) -> None:
-    log = REPO_ROOT / "paper" / "build" / dataset / "paper.log"
-    if not log.is_file():
-        pytest.skip(f"{log} is absent: build the {dataset} paper first (snakemake)")
-    defects = layout_defects(log.read_text(encoding="utf-8", errors="replace"))
-    assert not defects, f"layout defects in {log}:\n  " + "\n  ".join(defects)
+@pytest.mark.slow
+def test_the_bundled_paper_has_no_float_too_large_and_no_overfull_box(
+    bundled_build: Path,
+) -> None:
+    """On the session's fresh bundled build; the real-data build's log is read by
+    tests/test_workflow_realdata.py."""
+    defects = log_defects(bundled_build, "bundled")
+    assert not defects, "layout defects in the bundled paper.log:\n  " + "\n  ".join(defects)
 
 
 def test_layout_defects_reads_floats_and_boxes_above_one_point() -> None:

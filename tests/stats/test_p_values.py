@@ -151,14 +151,10 @@ def numbers_disagreements(numbers: dict) -> list[str]:
     return out
 
 
-def test_bundled_build_p_values_agree_with_intervals() -> None:
-    """Over the clone's bundled build (rule ``numbers``), where one was built."""
-    path = REPO_ROOT / "results/bundled/numbers.json"
-    if not path.is_file():
-        pytest.skip(
-            f"no bundled build at {path} (snakemake builds it; the slow workflow test "
-            "checks a fresh one)"
-        )
+@pytest.mark.slow
+def test_bundled_build_p_values_agree_with_intervals(bundled_build: Path) -> None:
+    """Over every record of the session's fresh bundled build."""
+    path = bundled_build / "results/bundled/numbers.json"
     numbers = json.loads(path.read_text())
     tested = [k for k, r in numbers.items() if (r.get("extra") or {}).get("p_value") is not None]
     assert tested, "the bundled build has no record with a p-value"
