@@ -17,7 +17,7 @@ if TRUTH_FILE.is_file():
                     "stage3_statistics",
                 )
             ],
-            truth=os.path.relpath(TRUTH_FILE, WORKFLOW_DIR),
+            truth=os.path.relpath(TRUTH_FILE, REPO),
         output:
             records=record_file("validation"),
         log:
