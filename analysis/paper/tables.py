@@ -365,12 +365,21 @@ class ScorecardTable:
         rows = printed_rows(numbers)
         if not rows:
             return "\\emph{No published figures were compared in this build.}\n"
+        # A longtable, not a float: the study published more figures than fit one page, and a
+        # float too large for its page hides its last rows.
+        header = r"Quantity & Study & This build & $n$ & Verdict \\"
         lines = [
             r"\begingroup\scriptsize\setlength\tabcolsep{4pt}",
-            r"\begin{tabular}{@{}p{0.38\linewidth}p{0.15\linewidth}rrl@{}}",
+            r"\begin{longtable}{@{}p{0.34\linewidth}p{0.14\linewidth}rrl@{}}",
+            r"\caption{\ScorecardCaption}\label{tab:scorecard}\\",
             r"\toprule",
-            r"Quantity & Study & This build & $n$ & Verdict \\",
+            header,
             r"\midrule",
+            r"\endfirsthead",
+            r"\toprule",
+            header,
+            r"\midrule",
+            r"\endhead",
         ]
         shown = []
         for row in rows:
@@ -394,11 +403,11 @@ class ScorecardTable:
                 f"\\rc{{{row.verdict_key}}}",
             ]
             lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}"]
+        lines += [r"\bottomrule", r"\end{longtable}"]
         notes = [n for n in (ci_note(numbers, shown),) if n]
         notes.append(escape_latex(SCORECARD_NOTES[simulated]))
-        for note in notes:
-            lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
+        for note in notes:  # outside a float, a paragraph is indented: \noindent
+            lines.append(r"\par\smallskip\noindent\parbox{\linewidth}{" + note + "}")
         lines.append(r"\endgroup")
         return "\n".join(lines) + "\n"
 
