@@ -42,7 +42,7 @@ def dataset_size_records(tables: Mapping[str, pd.DataFrame]) -> list[Record]:
 
     specs: list[tuple[str, int, str]] = [
         ("data.n_users", len(users), "users in the canonical users table"),
-        ("data.n_users.real", int((users["source_kind"] == "real").sum()), "users from real chats"),
+        ("data.n_users.real", int((users["source_kind"] == "real").sum()), "users of source kind real (chat-history users; stand-ins in a simulated dataset)"),
         (
             "data.n_users.synthetic",
             int((users["source_kind"] == "synthetic").sum()),
@@ -63,7 +63,7 @@ def dataset_size_records(tables: Mapping[str, pd.DataFrame]) -> list[Record]:
             conversations.loc[
                 conversations["user_id"].isin(real_users), "conversation_id"
             ].nunique(),
-            "conversations of users from real chats",
+            "conversations of users of source kind real (chat-history users; stand-ins in a simulated dataset)",
         ),
         (
             "data.n_attributes.stage1",

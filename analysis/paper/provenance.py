@@ -316,6 +316,8 @@ def render_software_tex(software: Mapping[str, Any]) -> str:
 
 
 FIGURE_MACRO = r"""\providecommand\hyperlink[2]{#2}
+% dataset.tex (input first) says whether the data are simulated; without it, no caption note
+\providecommand\SimulatedCaption{}
 % \StudyFigure[width]{stem}{caption}: the figure with a caption linked to its provenance row;
 % a figure this build did not produce is shown as a box that says so.
 \newcommand\StudyFigure[3][\linewidth]{%

@@ -363,8 +363,18 @@ class ScorecardTable:
 
     def render(self, numbers: Numbers, simulated: bool = False) -> str:
         rows = printed_rows(numbers)
-        if not rows:
-            return "\\emph{No published figures were compared in this build.}\n"
+        if not rows:  # the table (and its label, which the text cites) says so
+            return (
+                "\n".join(
+                    [
+                        r"\begin{longtable}{@{}l@{}}",
+                        r"\caption{\ScorecardCaption}\label{tab:scorecard}\\",
+                        r"\emph{No published figures were compared in this build.}\\",
+                        r"\end{longtable}",
+                    ]
+                )
+                + "\n"
+            )
         # A longtable, not a float: the study published more figures than fit one page, and a
         # float too large for its page hides its last rows.
         header = r"Quantity & Study & This build & $n$ & Verdict \\"

@@ -237,7 +237,7 @@ def acceptance_rates(
         res = tb.stat(lambda g, name=name: ratio(g(f"acc|{name}"), g(f"n|{name}")))
         what = {
             "overall": "all users",
-            REAL: "real users (source_kind real)",
+            REAL: "users of source kind real (chat-history users; stand-ins when simulated)",
             SYNTHETIC: "synthetic-benchmark users (source_kind synthetic)",
         }.get(name, f"users of source {name}")
         out.append(
@@ -268,8 +268,9 @@ def acceptance_rates(
                 boot_interval(res, settings, tb.unit),
                 fmt=".1%",
                 method=(
-                    "share of problematic (uncertain or rejected) human judgments for real "
-                    "users minus that for synthetic-benchmark users (difference of shares; "
+                    "share of problematic (uncertain or rejected) human judgments for users "
+                    "of source kind real (chat-history users; stand-ins in a simulated "
+                    "dataset) minus that for synthetic-benchmark users (difference of shares; "
                     f"{round_name} round; users of both kinds resampled together); "
                     f"{resample_test_phrase(0.0, settings, tb.unit)}"
                 ),

@@ -69,10 +69,6 @@ def stage2_records(round_: str, individual_humans: bool) -> list[Record]:
             rec(f"{p}.ceiling.kappa_human_vs_rest", 0.5, ".2f", 0.05),
             rec(f"{p}.ceiling.f1_human_vs_rest", 0.6, ".3f", 0.05),
             rec(f"{p}.relevance_rate.human", 0.2, ".1%", 0.02),
-            # paired differences of the pair-type kappas (same resamples; issue 15)
-            rec(f"{p}.kappa_diff.model_model_minus_human_model", 0.3, "+.2f", 0.05),
-            rec(f"{p}.kappa_diff.human_human_minus_human_model", 0.13, "+.2f", 0.05),
-            rec(f"{p}.kappa_diff.model_model_minus_human_human", 0.17, "+.2f", 0.05),
         ]
         for m in MODELS:
             out += [

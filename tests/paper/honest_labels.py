@@ -11,8 +11,8 @@ from pathlib import Path
 #: "real" that does not describe simulated users: real people / models / data (what the build
 #: is not), the study's own data, and the project's real exercise model
 ALLOWED_REAL = re.compile(
-    r"real(?:\\_|-like| people| person| model| data| exports| annotation| but| chat histories from"
-    r"| users come from WildChat)",
+    r"real(?:\\_|-like|-data| people| person| model| data| exports| annotation| but"
+    r"| chat histories from| users come from WildChat| \(chat-history users)",
     re.I,
 )
 REAL = re.compile(r"\breal\b", re.I)
@@ -30,6 +30,19 @@ def real_labels(text: str) -> list[str]:
         if not ALLOWED_REAL.match(text, m.start()):
             hits.append(text[max(0, m.start() - 40) : m.end() + 40].replace("\n", " "))
     return hits
+
+
+#: a dotted record key inside prose (``stage1.acceptance_rate.real``): a name, not a label
+DOTTED_KEY = re.compile(r"\b[\w-]+(?:\.[\w-]+)+")
+
+
+def method_problems(numbers: dict[str, dict]) -> list[str]:
+    """Method texts of a simulated build's records (the provenance appendix prints them)."""
+    return [
+        f"{key}: {hit}"
+        for key, rec in sorted(numbers.items())
+        for hit in real_labels(DOTTED_KEY.sub(" ", str(rec.get("method") or "")))
+    ]
 
 
 def table_problems(generated: Path) -> list[str]:

@@ -3,11 +3,17 @@ sources and PDF."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.paper.honest_labels import pdf_caption_problems, real_labels, table_problems
+from tests.paper.honest_labels import (
+    method_problems,
+    pdf_caption_problems,
+    real_labels,
+    table_problems,
+)
 
 
 def test_the_check_tells_simulated_from_real_wording() -> None:
@@ -15,6 +21,15 @@ def test_the_check_tells_simulated_from_real_wording() -> None:
         "rates for real and synthetic users"
     ]
     assert not real_labels("real-like (simulated) users; no real people; a real but tiny model")
+    assert method_problems({"k": {"method": "users from real chats"}}) == [
+        "k: users from real chats"
+    ]
+    assert (
+        method_problems(
+            {"k": {"method": "of stage1.acceptance_rate.real, kind real (chat-history users"}}
+        )
+        == []
+    )
 
 
 @pytest.mark.slow
@@ -23,3 +38,6 @@ def test_the_bundled_builds_tables_and_captions_are_labelled_simulated(
 ) -> None:
     assert table_problems(bundled_build / "paper" / "generated" / "bundled") == []
     assert pdf_caption_problems(bundled_build / "paper" / "build" / "bundled" / "paper.pdf") == []
+    # the provenance appendix prints every record's method text
+    numbers = json.loads((bundled_build / "results" / "bundled" / "numbers.json").read_text())
+    assert method_problems(numbers) == []
