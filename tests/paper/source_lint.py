@@ -100,7 +100,7 @@ class Finding:
         return f"{self.path}:{self.line}: {self.message}"
 
 
-def _matching_brace(text: str, start: int) -> int:
+def matching_brace(text: str, start: int) -> int:
     """Index of the ``}`` closing the ``{`` at ``start`` (or len(text) if unbalanced)."""
     depth = 0
     i = start
@@ -166,7 +166,7 @@ def _blank_identifiers(text: str) -> str:
                 j = _skip_space(text, j)
                 if j >= len(text) or text[j] != "{":
                     break
-                close = _matching_brace(text, j)
+                close = matching_brace(text, j)
                 if name not in NAME_ARGS or re.search(r"[A-Za-z]", text[j:close]):
                     _blank(chars, j, close + 1)
                 j = close + 1

@@ -13,28 +13,18 @@ import re
 import pytest
 
 from analysis import REPO_ROOT
+from tests.paper.source_lint import matching_brace
 
 SECTIONS = ("abstract", "introduction", "discussion", "limitations")
 COMPARATIVE = re.compile(r"\b(?:more|less|higher|lower|better|worse|exceeds?|than)\b", re.I)
 
 
 def _closing_brace(text: str, start: int) -> int:
-    """Index of the ``}`` that closes the ``{`` at ``start`` (escaped braces skipped)."""
-    depth = 0
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise ValueError(f"unbalanced braces after offset {start}")
+    """Index of the ``}`` that closes the ``{`` at ``start``; unbalanced is an error here."""
+    end = matching_brace(text, start)
+    if end == len(text):
+        raise ValueError(f"unbalanced braces after offset {start}")
+    return end
 
 
 def outside_claims(tex: str) -> str:
