@@ -26,7 +26,6 @@ It prints both times and the ratio and writes them under the key ``"bootstrap"``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -42,9 +41,10 @@ from sklearn.metrics import cohen_kappa_score
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))  # run from a checkout without installing
 
+from results_io import RESULTS, update_results  # noqa: E402
+
 from analysis.stats.bootstrap import bootstrap_pairwise_kappa, resample_counts  # noqa: E402
 
-RESULTS = BENCH_DIR / "results.json"
 TARGET_SPEEDUP = 200.0
 HUMANS = ("sim-human-01", "sim-human-02", "sim-human-03")
 MODELS = ("sim-llm-a", "sim-llm-b", "sim-llm-c", "sim-llm-d", "sim-llm-e")
@@ -124,15 +124,6 @@ def naive_loop(
         ]
         means[key] = np.nanmean(kappas[:, cols], axis=1)
     return kappas, means
-
-
-def update_results(key: str, payload: dict) -> None:
-    """Read-modify-write ``results.json`` (atomic replace; other keys are left as they are)."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data[key] = payload
-    tmp = RESULTS.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, RESULTS)
 
 
 def sig(x: float, digits: int = 4) -> float:

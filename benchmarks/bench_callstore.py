@@ -33,15 +33,15 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
+from results_io import RESULTS, markers, update_readme, update_results  # noqa: E402
+
 from analysis.llm.calls import ChatRequest, call_key, now_iso, run_calls  # noqa: E402
 from analysis.llm.keys import effective_params  # noqa: E402
 from analysis.llm.models import ModelSpec  # noqa: E402
 from analysis.llm.settings import CallSettings  # noqa: E402
 from analysis.llm.store import load_index  # noqa: E402
 
-RESULTS = BENCH_DIR / "results.json"
-README = BENCH_DIR / "README.md"
-START, END = "<!-- callstore:start -->", "<!-- callstore:end -->"
+START, END = markers("callstore")
 
 
 def sig(x: float, digits: int = 4) -> float:
@@ -220,15 +220,6 @@ def bench_record(latency_s: float, concurrencies: list[int], min_calls: int) -> 
     return rows
 
 
-def update_results(key: str, payload: dict) -> None:
-    """Read-modify-write ``results.json`` (atomic replace; other keys are left as they are)."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data[key] = payload
-    tmp = RESULTS.with_suffix(".json.callstore.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, RESULTS)
-
-
 def readme_section(res: dict) -> str:
     rp, rec, env = res["replay"], res["record"], res["environment"]
     lines = [
@@ -286,17 +277,6 @@ def readme_section(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(section: str) -> None:
-    text = README.read_text() if README.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
-        text = head + section.rstrip("\n") + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n-store", type=int, default=100_000)
@@ -309,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.readme_only:
-        update_readme(readme_section(json.loads(RESULTS.read_text())["callstore"]))
+        update_readme("callstore", readme_section(json.loads(RESULTS.read_text())["callstore"]))
         return 0
 
     print(f"replay: building a {args.n_store}-call store ...", file=sys.stderr)
@@ -330,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=1))
     if not args.no_write:
         update_results("callstore", result)
-        update_readme(readme_section(result))
+        update_readme("callstore", readme_section(result))
     return 0
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from results_io import RESULTS, markers, update_readme, update_results
 from statsmodels.stats.proportion import proportion_confint
 
 from analysis.data import read_dataset
@@ -52,10 +53,8 @@ from analysis.stats.study_stage3 import stage3_records
 from analysis.workflow_config import compose_config, subtree
 
 BENCH_DIR = Path(__file__).resolve().parent
-RESULTS = BENCH_DIR / "results.json"
-README = BENCH_DIR / "README.md"
 WORLDS = BENCH_DIR / "coverage_worlds.jsonl"
-START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
+START, END = markers("coverage")
 #: fresh seeds: disjoint from the committed world's (20), the calibration's (0-39) and the
 #: truth's large draw (900000-)
 FIRST_SEED = 10_000
@@ -174,15 +173,6 @@ def summarize() -> dict:
     }
 
 
-def update_results(payload: dict) -> None:
-    """Read-modify-write ``results.json`` (atomic replace; other keys are left as they are)."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data["coverage"] = payload
-    tmp = RESULTS.with_suffix(".json.coverage.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, RESULTS)
-
-
 def readme_section(res: dict) -> str:
     env = res["environment"]
     findings = [k for k, r in res["estimators"].items() if r["verdict"] != "ok"]
@@ -228,17 +218,6 @@ def readme_section(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(section: str) -> None:
-    text = README.read_text() if README.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
-        text = head + section.rstrip("\n") + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--worlds", type=int, default=1000, help="R: worlds in all (resumes)")
@@ -261,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         "summarize_only": args.summarize,
     }
     res["note"] = args.note or old.get("note", "")
-    update_results(res)
-    update_readme(readme_section(res))
+    update_results("coverage", res)
+    update_readme("coverage", readme_section(res))
     for key, r in res["estimators"].items():
         print(
             f"{key:60s} cover {r['coverage']:.3f} [{r['coverage_mc_low']:.3f},"

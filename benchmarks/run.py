@@ -32,13 +32,12 @@ import sys
 import time
 from pathlib import Path
 
+from results_io import RESULTS, markers, update_readme, update_results
 from workflow_bench import REPO_ROOT, WorkflowBench, median, run_workflow_bench
 
 BENCH_DIR = Path(__file__).resolve().parent
-RESULTS = BENCH_DIR / "results.json"
-README = BENCH_DIR / "README.md"
 WORKDIR = BENCH_DIR / ".work"
-START, END = "<!-- workflow:start -->", "<!-- workflow:end -->"
+START, END = markers("workflow")
 #: the other benchmark scripts: suite name -> script (each writes its own results.json key)
 OTHER_SUITES = {"bootstrap": "bench_bootstrap.py", "callstore": "bench_callstore.py"}
 DEFAULT_TARGET = ["(default: rule all, the paper PDF)"]
@@ -211,15 +210,6 @@ def workflow_table(w: dict) -> list[str]:
     ]
 
 
-def update_results(key: str, payload: dict) -> None:
-    """Read-modify-write results.json (atomic replace; other keys are left as they are)."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data[key] = payload
-    tmp = RESULTS.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    tmp.replace(RESULTS)
-
-
 def readme_section(w: dict) -> str:
     """This script's section of benchmarks/README.md (between its markers)."""
     env, rr = w["environment"], w["stats_rerun"]
@@ -281,16 +271,6 @@ def readme_section(w: dict) -> str:
     return "\n".join(lines)
 
 
-def update_readme(section: str) -> None:
-    text = README.read_text() if README.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        before, rest = text.split(START, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    README.write_text(text)
-
-
 def summary_table(data: dict) -> list[str]:
     """One line per suite in results.json: its headline figure."""
     rows = ["| suite | headline |", "|---|---|"]
@@ -341,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.readme_only:
-        update_readme(readme_section(json.loads(RESULTS.read_text())["workflow"]))
+        update_readme("workflow", readme_section(json.loads(RESULTS.read_text())["workflow"]))
         return 0
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     unknown = set(suites) - {"workflow", *OTHER_SUITES}
@@ -361,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(payload["stats_rerun"], indent=1))
         if not args.no_write:
             update_results("workflow", payload)
-            update_readme(readme_section(payload))
+            update_readme("workflow", readme_section(payload))
     for suite in suites:
         if suite in OTHER_SUITES:
             cmd = [sys.executable, str(BENCH_DIR / OTHER_SUITES[suite])]
