@@ -1,8 +1,8 @@
 """Dataset size records: how many users, items and judgments a dataset holds.
 
-The paper's data section states sizes (550 conversations; 5,949 / 11,919 / 1,101 human
-judgments in stages 1 / 2 / 3). These records compute them from the canonical tables, so the
-paper prints what the data hold. Human judgments count the ``final`` round; pilot rounds get
+The paper's data section states sizes (conversations; human judgments in stages 1 / 2 / 3;
+the study's own counts are entries of ``config/study/published.yaml``). These records compute
+them from the canonical tables, so the paper prints what the data hold. Human judgments count the ``final`` round; pilot rounds get
 their own keys. A count of zero is left out (absent key), never written as 0.
 """
 

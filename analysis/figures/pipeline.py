@@ -78,7 +78,7 @@ _ROWS = {"data": (7.05, 8.35), "model": (4.0, 6.15), "human": (0.95, 3.1)}
 
 
 def judgment_counts(records: Records, stage: int) -> tuple[str, list[str]]:
-    """``("5,949 human judgments", [keys])`` for a stage from the size records, or ``("", [])``.
+    """``("<count> human judgments", [keys])`` for a stage from the size records, or ``("", [])``.
 
     The final round's count (``data.n_judgments.stage<k>``) when present, else every pilot
     round's count (``data.n_judgments.stage<k>.<round>``) with its round named.

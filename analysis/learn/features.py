@@ -47,7 +47,8 @@ HEDGE_WORDS: frozenset[str] = frozenset(
 )
 
 #: Words that turn one request into a trait ("is learning French" from one translation);
-#: the study's most common failure (53.9% of flagged attributes are overgeneralizations).
+#: the study's most common failure among flagged attributes (entry
+#: ``flagged_overgeneralization`` of ``config/study/published.yaml``).
 OVERGENERALIZATION_WORDS: frozenset[str] = frozenset(
     {
         "always",

@@ -1,15 +1,15 @@
 """Stage-2 intervention: a relevance classifier trained on the human majority.
 
-The study's stage-2 intervention is a GRPO-trained Qwen3-4B reaching F1 0.641 against the
-human majority, where the best zero-shot LLM reaches 0.515 and retrieval baselines 0.243
-(BM25) and 0.384 (embeddings). Here the classifier is a scikit-learn model on
-:func:`analysis.learn.features.relevance_features` of (prompt, attribute) pairs. Test
-prompts are never seen in training: on a round with the data set's own split (the real
-round-2 classifier set, table ``relevance_classifier_set``) that split is used as given
-(train fits, val tunes the threshold, test is scored); on any other round, grouped K-fold
-by prompt gives every item one held-out prediction, with the threshold tuned on validation
-prompts inside each training fold. Every LLM and baseline of the same round is scored on
-exactly the held-out items, so the comparison is like for like.
+The study's stage-2 intervention is a GRPO-trained Qwen3-4B whose F1 against the human
+majority beats the best zero-shot LLM and the retrieval baselines (BM25, embeddings); the
+published figures are entries of ``config/study/published.yaml``. Here the classifier is a
+scikit-learn model on :func:`analysis.learn.features.relevance_features` of (prompt,
+attribute) pairs. Test prompts are never seen in training: on a round with the data set's
+own split (the real round-2 classifier set, table ``relevance_classifier_set``) that split
+is used as given (train fits, val tunes the threshold, test is scored); on any other round,
+grouped K-fold by prompt gives every item one held-out prediction, with the threshold tuned
+on validation prompts inside each training fold. Every LLM and baseline of the same round is
+scored on exactly the held-out items, so the comparison is like for like.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.stats import spearmanr, wilcoxon
 from sklearn.metrics import cohen_kappa_score
 
+from analysis.data.vocabulary import OVERGENERALIZATION, TASK_CONTEXT_CONFUSION
 from analysis.simulation.parameters import STUDY_TARGETS, WorldParameters
 from analysis.simulation.raters import (
     ITEM_TYPES,
@@ -73,26 +74,27 @@ def _annotations(files: Files, task: str) -> list[dict[str, Any]]:
 
 
 def stage1_statistics(files: Files) -> dict[str, float]:
-    """Acceptance, the real-vs-synthetic gap and the failure modes of annotators' notes."""
+    """Acceptance, the real-vs-synthetic gap and the shares of flags by structured reason.
+
+    A flag is a non-accepted judgment; its reason is the judgment's ``flag_reason`` field, as
+    the pipeline counts it (``analysis.stats.study_stage1.flag_reason_shares``), never a
+    keyword of the free-text note.
+    """
     users = files["extracted/task4_items.jsonl"]
     accepted, real = [], []
     per_attr: dict[tuple[int, int], list[str]] = defaultdict(list)
-    notes: dict[tuple[int, int], list[str]] = defaultdict(list)
+    reasons: list[str] = []
     for record in _annotations(files, "4"):
         source = users[record["index"]]["source"]
         for k, judgment in enumerate(record["attr_judgments"]):
             accepted.append(judgment["judgment"] == "ok")
             real.append(source == "sim-wildchat")
             per_attr[(record["index"], k)].append(judgment["judgment"])
-            if judgment["note"]:
-                notes[(record["index"], k)].append(judgment["note"].lower())
+            if judgment["judgment"] != "ok" and judgment.get("flag_reason"):
+                reasons.append(judgment["flag_reason"])
     accepted_a, real_a = np.array(accepted), np.array(real)
     majority_ok = [sum(j == "ok" for j in js) * 2 > len(js) for js in per_attr.values()]
-    flagged = list(notes.values())
-    overgeneral = sum(
-        any("single request" in n or "one question" in n for n in ns) for ns in flagged
-    )
-    confused = sum(any("someone else" in n or "writing task" in n for n in ns) for ns in flagged)
+    reason_a = np.array(reasons, dtype=object)
     return {
         "stage1.n_users": float(len(users)),
         "stage1.n_attributes": float(sum(len(u["merged_attributes"]) for u in users)),
@@ -107,9 +109,13 @@ def stage1_statistics(files: Files) -> dict[str, float]:
         "stage1.problematic_gap_real_minus_synthetic": float(
             accepted_a[~real_a].mean() - accepted_a[real_a].mean()
         ),
-        "stage1.n_flagged_attributes": float(len(flagged)),
-        "stage1.flagged_share_overgeneralization": overgeneral / max(len(flagged), 1),
-        "stage1.flagged_share_task_context": confused / max(len(flagged), 1),
+        "stage1.n_flags": float(len(reason_a)),
+        "stage1.flag_share_overgeneralization": float(
+            np.mean(reason_a == OVERGENERALIZATION) if len(reason_a) else 0.0
+        ),
+        "stage1.flag_share_task_context_confusion": float(
+            np.mean(reason_a == TASK_CONTEXT_CONFUSION) if len(reason_a) else 0.0
+        ),
     }
 
 

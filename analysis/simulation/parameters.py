@@ -24,9 +24,17 @@ from analysis import REPO_ROOT
 from analysis.settings import load_study
 from analysis.simulation.raters import RelevanceModel, evenly_spread
 
+#: the file of the study's published figures (Hydra group ``study``); the scorecard reads it too
+STUDY_FILE = REPO_ROOT / "config" / "study" / "published.yaml"
+
 
 def _p(default: Any, doc: str) -> Any:
     return field(default=default, metadata={"doc": doc})
+
+
+def _published_count(name: str) -> int:
+    """A size the study published (entry ``name`` of the study file): the world matches it."""
+    return int(load_study(STUDY_FILE).published[name].value)
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,9 @@ class WorldParameters:
         "synthetic-benchmark stand-ins; their users have source sim-<benchmark>",
     )
     n_users_per_benchmark: int = _p(10, "users per synthetic benchmark")
-    n_wildchat_conversations: int = _p(550, "conversations of the real-like users, in all")
+    n_wildchat_conversations: int = _p(
+        _published_count("conversations"), "conversations of the real-like users, in all"
+    )
     synthetic_conversations_per_user: tuple[int, int] = _p(
         (5, 8), "conversations per synthetic user (inclusive range)"
     )
@@ -152,7 +162,10 @@ class WorldParameters:
     )
 
     # ------------------------------------------------------------------ stage 3
-    n_stage3_ratings: int = _p(1101, "human preference ratings (one per item x relevant attribute)")
+    n_stage3_ratings: int = _p(
+        _published_count("judgments_stage3"),
+        "human preference ratings (one per item x relevant attribute)",
+    )
     n_stage3_humans: int = _p(8, "stage-3 annotator pool (one person rates each item)")
     generator_quality: tuple[float, ...] = _p(
         (0.05, -0.20, 0.25, -0.15, 0.05),
@@ -259,9 +272,6 @@ class WorldParameters:
 
 
 DEFAULT_PARAMETERS = WorldParameters()
-
-#: the file of the study's published figures (Hydra group ``study``); the scorecard reads it too
-STUDY_FILE = REPO_ROOT / "config" / "study" / "published.yaml"
 
 
 def study_targets(path: Path = STUDY_FILE) -> dict[str, float]:

@@ -30,6 +30,9 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import expit, logit
 
+from analysis.data.judgment_files import STAGE1_LABELS as TOOL_STAGE1_LABELS
+from analysis.data.vocabulary import ACCEPTED, REJECTED, UNCERTAIN
+
 # --------------------------------------------------------------------------- stage 1
 
 QUALITY_CLASSES: tuple[str, ...] = (
@@ -39,9 +42,10 @@ QUALITY_CLASSES: tuple[str, ...] = (
     "context_confused",
 )
 #: ordinal label order of the stage-1 model (index = latent category)
-STAGE1_LABELS: tuple[str, ...] = ("rejected", "uncertain", "accepted")
-#: the annotation tool's spelling of each label (task-1 / task-4 files)
-TOOL_JUDGMENT: dict[str, str] = {"accepted": "ok", "uncertain": "unsure", "rejected": "bad"}
+STAGE1_LABELS: tuple[str, ...] = (REJECTED, UNCERTAIN, ACCEPTED)
+#: the annotation tool's spelling of each label (task-1 / task-4 files): the adapter's
+#: mapping, inverted, so the simulator writes what the adapter reads
+TOOL_JUDGMENT: dict[str, str] = {label: code for code, label in TOOL_STAGE1_LABELS.items()}
 
 
 def evenly_spread(n: int, half_width: float) -> np.ndarray:

@@ -27,6 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from analysis.data.vocabulary import (
+    ACCEPTED,
+    FLAG_REASONS,
+    OTHER_REASON,
+    OVERGENERALIZATION,
+    TASK_CONTEXT_CONFUSION,
+)
 from analysis.simulation import text as T
 from analysis.simulation.parameters import WorldParameters
 from analysis.simulation.raters import (
@@ -57,15 +64,12 @@ _NOTES = {
         "Confuses a writing task with the user's own life.",
     ),
 }
-#: the structured reason a flag (a non-accepted judgment) carries, in the order of the
-#: columns of ``WorldParameters.stage1_flag_reason_mix``
-FLAG_REASONS = ("overgeneralization", "task_context_confusion", "other")
 #: the reason a note names: a person who writes a note picks the reason the note states
 _NOTE_REASON = {
-    SUPPORTED: "other",
-    SPECULATIVE: "other",
-    OVERGENERALIZED: "overgeneralization",
-    CONFUSED: "task_context_confusion",
+    SUPPORTED: OTHER_REASON,
+    SPECULATIVE: OTHER_REASON,
+    OVERGENERALIZED: OVERGENERALIZATION,
+    CONFUSED: TASK_CONTEXT_CONFUSION,
 }
 
 
@@ -652,11 +656,11 @@ def _stage1(d: _Draft) -> None:
             for a in range(starts[i], starts[i + 1]):
                 label = STAGE1_LABELS[labels[a, slot]]
                 note = ""
-                if label != "accepted" and write_note[a, slot]:
+                if label != ACCEPTED and write_note[a, slot]:
                     options = _NOTES[int(att_quality[a])]
                     note = options[note_pick[a, slot] % len(options)]
                 judgment = {"judgment": TOOL_JUDGMENT[label], "note": note}
-                if label != "accepted":
+                if label != ACCEPTED:
                     quality = int(att_quality[a])
                     judgment["flag_reason"] = _NOTE_REASON[quality] if note else reasons[a, slot]
                 judgments.append(judgment)

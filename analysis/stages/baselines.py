@@ -35,8 +35,6 @@ from analysis.stats.baseline_scores import BaselineSplit, baseline_score_records
 BM25 = "bm25"
 EMBEDDING = "minilm-embedding"
 RAW_NAMES = {BM25: "rank-bm25 BM25Okapi", EMBEDDING: "all-MiniLM-L6-v2 cosine"}
-#: the study's published F1 of each baseline on its final stage-2 data (for comparison only)
-PUBLISHED_F1 = {BM25: 0.243, EMBEDDING: 0.384}
 
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"user", "users", "s"}
 
@@ -190,7 +188,6 @@ def evaluate_baseline(
         split = BaselineSplit(
             baseline=baseline,
             method_name=RAW_NAMES[baseline],
-            published_f1=PUBLISHED_F1[baseline],
             round=str(rnd),
             threshold=t,
             pred=pred,

@@ -37,7 +37,6 @@ class BaselineSplit:
 
     baseline: str
     method_name: str  # e.g. "rank-bm25 BM25Okapi"
-    published_f1: float  # the study's published F1 (for comparison only)
     round: str
     threshold: float
     pred: np.ndarray  # bool, every item of the round
@@ -76,8 +75,6 @@ def baseline_score_records(
             "eval_majority_yes_rate": float(ev_gold.mean()),
             "eval_predicted_yes_rate": float(ev_pred.mean()),
         }
-        if stat == "f1":
-            extra["study_published_f1_final"] = split.published_f1
         records.append(
             Record(
                 key=f"stage2.{split.round}.{stat}_vs_majority.{split.baseline}",

@@ -14,7 +14,8 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
 * ``stage1.flags.share.<reason>`` (``overgeneralization``, ``task_context_confusion``,
   ``other``): share of flags with that reason. A flag is a human judgment that does not accept
   the attribute (uncertain or rejected) and carries a structured ``flag_reason`` (the study's
-  "53.9% of flagged attributes were overgeneralizations"); each flag counts once. The reason
+  share of overgeneralizations among flagged attributes, entry ``flagged_overgeneralization``
+  of ``config/study/published.yaml``); each flag counts once. The reason
   is the judgment's own field, never read from its free-text note; a dataset without the
   field (the real exports) has no such keys.
 * ``stage1.kappa.human_human``: mean pairwise Cohen's kappa over human raters (3 categories);
