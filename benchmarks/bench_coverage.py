@@ -31,12 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from results_io import RESULTS, markers, update_readme, update_results
-from statsmodels.stats.proportion import proportion_confint
 
 from analysis.data import read_dataset
+from analysis.paper.validation import read_coverage_worlds, read_truth
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world
 from analysis.simulation.simulate import World
 from analysis.simulation.truth import population_truth
@@ -47,6 +46,7 @@ from analysis.stages.combine import (
     combine_relevance_votes,
     combine_responses,
 )
+from analysis.stats.coverage import COVERAGE_TARGET, interval_coverage
 from analysis.stats.study_stage1 import stage1_records
 from analysis.stats.study_stage2 import stage2_statistics
 from analysis.stats.study_stage3 import stage3_records
@@ -58,8 +58,8 @@ START, END = markers("coverage")
 #: fresh seeds: disjoint from the committed world's (20), the calibration's (0-39) and the
 #: truth's large draw (900000-)
 FIRST_SEED = 10_000
-#: the coverage target: an estimator whose Monte Carlo interval lies wholly outside is a finding
-TARGET = (0.92, 0.98)
+#: the committed world's ground truth (the worlds share its model, so its truth)
+TRUTH = BENCH_DIR.parent / "data" / "raw" / "bundled" / "truth.json"
 
 
 def mention_labels(world: World, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -131,43 +131,36 @@ def run_worlds(n_worlds: int, n_boot: int) -> None:
 
 
 def summarize() -> dict:
-    """Coverage, its Wilson interval, bias and width per estimator, from the world lines."""
-    truth = population_truth(DEFAULT_PARAMETERS)
+    """Coverage, its Wilson interval, bias and width per estimator, from the world lines.
+
+    The same function and the same truth file as the paper's validation table
+    (``analysis.paper.validation.coverage_records``), so the two cannot disagree.
+    """
+    truth = read_truth(TRUTH)
+    worlds = read_coverage_worlds(WORLDS)
     lines = [json.loads(x) for x in WORLDS.read_text().splitlines() if x.strip()]
     rows = {}
     for key, t in truth.items():
-        if not t.in_coverage:
+        if not t.get("in_coverage", True) or key not in worlds:
             continue
-        got = np.array(
-            [ln["estimates"][key] for ln in lines if key in ln["estimates"]], dtype=float
-        )
-        if not len(got):
-            continue
-        covered = int(((got[:, 1] <= t.value) & (t.value <= got[:, 2])).sum())
-        lo, hi = proportion_confint(covered, len(got), alpha=0.05, method="wilson")
-        err = got[:, 0] - t.value
-        verdict = "ok"
-        if hi < TARGET[0]:
-            verdict = "under-covers"
-        elif lo > TARGET[1]:
-            verdict = "over-covers"
+        cov = interval_coverage(worlds[key], float(t["value"]))
         rows[key] = {
-            "truth": t.value,
-            "worlds": len(got),
-            "covered": covered,
-            "coverage": covered / len(got),
-            "coverage_mc_low": float(lo),
-            "coverage_mc_high": float(hi),
-            "bias": float(err.mean()),
-            "bias_mc_se": float(err.std(ddof=1) / np.sqrt(len(got))) if len(got) > 1 else None,
-            "mean_ci_width": float((got[:, 2] - got[:, 1]).mean()),
-            "verdict": verdict,
+            "truth": float(t["value"]),
+            "worlds": cov.worlds,
+            "covered": cov.covered,
+            "coverage": cov.coverage,
+            "coverage_mc_low": cov.mc_low,
+            "coverage_mc_high": cov.mc_high,
+            "bias": cov.bias,
+            "bias_mc_se": cov.bias_mc_se,
+            "mean_ci_width": cov.mean_ci_width,
+            "verdict": cov.verdict,
         }
     return {
         "worlds": len(lines),
         "n_boot": sorted({ln["n_boot"] for ln in lines}),
         "seeds": [min(ln["seed"] for ln in lines), max(ln["seed"] for ln in lines)],
-        "target": list(TARGET),
+        "target": list(COVERAGE_TARGET),
         "mc_interval": "Wilson 95% interval of the coverage proportion",
         "estimators": rows,
     }
@@ -186,7 +179,8 @@ def readme_section(res: dict) -> str:
         " with `models=none` and the simulator's own mention labels; truth from"
         " `analysis.simulation.truth` (`data/raw/bundled/truth.json`). Coverage is the share"
         " of worlds whose interval holds the truth, with its Wilson 95% Monte Carlo interval;"
-        f" target: no interval wholly outside [{TARGET[0]}, {TARGET[1]}]. Machine: {env['cpus']}"
+        f" target: no interval wholly outside [{COVERAGE_TARGET[0]}, {COVERAGE_TARGET[1]}]."
+        f" Machine: {env['cpus']}"
         f" shared CPUs, python {env['python']}, 1-min load average"
         f" {env['load_average_1min_at_start']} at the start of the last call"
         + (" (which only summarized)." if env["summarize_only"] else f" ({env['wall_hours']} h).")

@@ -5,6 +5,7 @@
 * :mod:`analysis.stats.bootstrap`: vectorized cluster bootstrap (percentile and BCa), the
   fast bootstrap of the pairwise kappa matrix and its group means.
 * :mod:`analysis.stats.intervals`: Wilson and Fisher-z intervals.
+* :mod:`analysis.stats.coverage`: coverage of an interval across simulated worlds.
 * ``analysis.stats.study_*``: the study's records, built on the three modules above.
 """
 

@@ -1,13 +1,22 @@
 # The simulation as a validation study (docs/provenance.md): on a simulated dataset, whose raw
 # folder holds the world's ground truth (truth.json, written by `recenter simulate`), every
 # estimate's 95% interval is compared with the truth. Real data has no truth: no such rule.
+# On the bundled world itself, the coverage benchmark's worlds (same model, fresh seeds) add
+# each interval's coverage across worlds.
 
 TRUTH_FILE = DATA_ROOT / "truth.json"
+COVERAGE_WORLDS = REPO / "benchmarks" / "coverage_worlds.jsonl"
+WITH_COVERAGE = (
+    DATA_ROOT.resolve() == (REPO / "data" / "raw" / "bundled").resolve()
+    and COVERAGE_WORLDS.is_file()
+)
 
 if TRUTH_FILE.is_file():
 
     rule validation_records:
-        """Each estimate of the stage statistics against the simulated world's ground truth."""
+        """Each estimate of the stage statistics against the simulated world's ground truth,
+        and (bundled world) each interval's coverage across the benchmark's worlds.
+        """
         input:
             records=[
                 record_file(r)
@@ -18,6 +27,7 @@ if TRUTH_FILE.is_file():
                 )
             ],
             truth=os.path.relpath(TRUTH_FILE, REPO),
+            worlds=[os.path.relpath(COVERAGE_WORLDS, REPO)] if WITH_COVERAGE else [],
         output:
             records=record_file("validation"),
         log:
@@ -27,7 +37,9 @@ if TRUTH_FILE.is_file():
         resources:
             mem_mb=500,
         params:
-            code=code_hash("analysis.paper.validation"),
+            code=code_hash(
+                "analysis.paper.validation", "analysis.stats.coverage", "analysis.stats.intervals"
+            ),
         script:
             "../scripts/validation_records.py"
 

@@ -1,9 +1,14 @@
-"""Rule validation_records: the stage statistics' estimates against the world's ground truth."""
+"""Rule validation_records: estimates against the world's ground truth; coverage across worlds."""
 
 import json
 from pathlib import Path
 
-from analysis.paper.validation import read_truth, validation_records
+from analysis.paper.validation import (
+    coverage_records,
+    read_coverage_worlds,
+    read_truth,
+    validation_records,
+)
 from analysis.provenance import write_records
 from analysis.workflow_io import rule_logging
 
@@ -11,7 +16,10 @@ with rule_logging(snakemake) as log:
     estimates = {}
     for path in snakemake.input.records:
         estimates.update(json.loads(Path(path).read_text(encoding="utf-8")))
-    records = validation_records(estimates, read_truth(snakemake.input.truth))
+    truth = read_truth(snakemake.input.truth)
+    records = validation_records(estimates, truth)
+    for path in snakemake.input.worlds:
+        records += coverage_records(read_coverage_worlds(path), truth)
     write_records(
         records, snakemake.output.records, rule=snakemake.rule, inputs=list(snakemake.input)
     )
