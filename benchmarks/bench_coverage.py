@@ -7,7 +7,10 @@ model: only the world's simulated raters), with the simulator's own explicit-men
 in place of the text detector. Each estimate's interval is compared with the world's ground
 truth (``analysis.simulation.truth``, the same for every seed). Per estimator it reports the
 empirical coverage with its Wilson 95% Monte Carlo interval, the bias (mean estimate minus
-truth) with its Monte Carlo standard error, and the mean interval width.
+truth) with its Monte Carlo standard error, the mean interval width, and that width over
+the width a normal interval of the estimates' spread across worlds would have (above 1: the
+interval is wider than the estimator varies; below 1: narrower). The summary uses
+``analysis.stats.coverage`` and the committed ``truth.json``, as the paper's table does.
 
 Resumable: one JSON line per world is appended to ``coverage_worlds.jsonl`` (seed, n_boot,
 every estimate); a rerun skips seeds already there, so a later session extends R with
@@ -46,7 +49,7 @@ from analysis.stages.combine import (
     combine_relevance_votes,
     combine_responses,
 )
-from analysis.stats.coverage import COVERAGE_TARGET, interval_coverage
+from analysis.stats.coverage import COVERAGE_TARGET, COVERAGE_WORLDS, interval_coverage
 from analysis.stats.study_stage1 import stage1_records
 from analysis.stats.study_stage2 import stage2_statistics
 from analysis.stats.study_stage3 import stage3_records
@@ -154,6 +157,7 @@ def summarize() -> dict:
             "bias": cov.bias,
             "bias_mc_se": cov.bias_mc_se,
             "mean_ci_width": cov.mean_ci_width,
+            "width_to_spread": cov.width_to_spread,
             "verdict": cov.verdict,
         }
     return {
@@ -191,16 +195,18 @@ def readme_section(res: dict) -> str:
         "python benchmarks/bench_coverage.py --summarize                  # results + this table",
         "```",
         "",
-        "| estimator | truth | worlds | coverage [MC 95%] | bias (MC se) | mean CI width |",
-        "|---|---:|---:|---|---:|---:|",
+        "| estimator | truth | worlds | coverage [MC 95%] | bias (MC se) | mean CI width"
+        " | width / spread |",
+        "|---|---:|---:|---|---:|---:|---:|",
     ]
     for key, r in res["estimators"].items():
         flag = "" if r["verdict"] == "ok" else f" **{r['verdict']}**"
         se = "" if r["bias_mc_se"] is None else f" ({r['bias_mc_se']:.4f})"
+        ratio = "" if r.get("width_to_spread") is None else f"{r['width_to_spread']:.2f}"
         lines.append(
             f"| `{key}` | {r['truth']:.4g} | {r['worlds']} | {r['coverage']:.3f}"
             f" [{r['coverage_mc_low']:.3f}, {r['coverage_mc_high']:.3f}]{flag} |"
-            f" {r['bias']:+.4f}{se} | {r['mean_ci_width']:.4f} |"
+            f" {r['bias']:+.4f}{se} | {r['mean_ci_width']:.4f} | {ratio} |"
         )
     lines += [
         "",
@@ -214,7 +220,9 @@ def readme_section(res: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--worlds", type=int, default=1000, help="R: worlds in all (resumes)")
+    parser.add_argument(
+        "--worlds", type=int, default=COVERAGE_WORLDS, help="R: worlds in all (resumes)"
+    )
     parser.add_argument("--n-boot", type=int, default=500, help="bootstrap resamples per CI")
     parser.add_argument("--summarize", action="store_true", help="only rebuild the summary")
     parser.add_argument("--note", default="", help="a sentence for the README (e.g. why R < 1000)")

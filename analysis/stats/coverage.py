@@ -14,13 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtri
 
 from analysis.stats.intervals import wilson_interval
 
-__all__ = ["COVERAGE_TARGET", "IntervalCoverage", "interval_coverage"]
+__all__ = ["COVERAGE_TARGET", "COVERAGE_WORLDS", "IntervalCoverage", "interval_coverage"]
 
 #: the band a nominal 95% interval's coverage should fall in (its Monte Carlo interval)
 COVERAGE_TARGET: tuple[float, float] = (0.92, 0.98)
+#: worlds a coverage study should have: the Monte Carlo interval of a 95% coverage is then
+#: about +-0.014, narrow enough to tell 0.92 from 0.95
+COVERAGE_WORLDS = 1000
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,9 @@ class IntervalCoverage:
     bias: float
     bias_mc_se: float | None
     mean_ci_width: float
+    #: mean interval width over the width a normal interval of the estimates' spread across
+    #: worlds would have (2 z sd): above 1 the interval is wider than the estimator varies
+    width_to_spread: float | None
     verdict: str  # "ok", "under-covers" or "over-covers"
 
 
@@ -51,6 +58,9 @@ def interval_coverage(
     covered = int(((got[:, 1] <= truth) & (truth <= got[:, 2])).sum())
     low, high = wilson_interval(covered, len(got), level)
     err = got[:, 0] - truth
+    sd = float(got[:, 0].std(ddof=1)) if len(got) > 1 else 0.0
+    z = float(ndtri(0.5 + level / 2))
+    mean_width = float((got[:, 2] - got[:, 1]).mean())
     verdict = "ok"
     if high < target[0]:
         verdict = "under-covers"
@@ -64,6 +74,7 @@ def interval_coverage(
         mc_high=float(high),
         bias=float(err.mean()),
         bias_mc_se=float(err.std(ddof=1) / np.sqrt(len(got))) if len(got) > 1 else None,
-        mean_ci_width=float((got[:, 2] - got[:, 1]).mean()),
+        mean_ci_width=mean_width,
+        width_to_spread=mean_width / (2 * z * sd) if sd > 0 else None,
         verdict=verdict,
     )
