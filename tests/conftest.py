@@ -73,6 +73,10 @@ def run_snakemake(
         TRANSFORMERS_OFFLINE="1",
         PYTHONPATH=str(workdir),
     )
+    # Torch's OpenMP threads sleep when idle instead of spinning: under `make test` two xdist
+    # workers and up to two builds share the cores, and spinning threads burn CPU-seconds that
+    # another process needed. Wait policy changes no result (same bytes); an explicit setting wins.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     proc = subprocess.run(
         ["snakemake", *args],
         cwd=workdir,

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from analysis.data.annotation_tool import AdapterResult, read_annotation_tool
+if TYPE_CHECKING:
+    from analysis.data.annotation_tool import AdapterResult
 
 #: ``data.adapter`` config value of the one adapter (the annotation-tool layout)
 ADAPTER = "annotation_tool"
@@ -38,4 +40,8 @@ def read_dataset(
     """
     if adapter != ADAPTER:
         raise ValueError(f"unknown data.adapter {adapter!r}; known: [{ADAPTER!r}]")
+    # imported here, not with the package: the Snakefile imports ``resolve_root`` at every
+    # parse, and the adapter brings pandas and pandera (about a second per snakemake start)
+    from analysis.data.annotation_tool import read_annotation_tool
+
     return read_annotation_tool(Path(root), known_models)

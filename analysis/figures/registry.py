@@ -7,52 +7,67 @@ entry's function, so adding a figure is one entry here plus its drawing function
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from analysis.figures.attribute_quality import attribute_quality_figure
-from analysis.figures.kappa_matrix import kappa_matrix_figure
-from analysis.figures.mention_effect import mention_effect_figure
-from analysis.figures.mention_habit_vs_bias import mention_habit_vs_bias_figure
-from analysis.figures.pipeline import pipeline_figure
-from analysis.figures.ratings_by_generator import ratings_by_generator_figure
-from analysis.figures.relevance_prf import relevance_prf_figure
-from analysis.figures.scorecard import scorecard_figure
-from analysis.figures.style import StudyFigure
+if TYPE_CHECKING:
+    from analysis.figures.style import StudyFigure
 
 
-@dataclass(frozen=True)
 class FigureSpec:
-    """One figure: its drawing function and the files its rule reads, in argument order."""
+    """One figure: its drawing function and the files its rule reads, in argument order.
 
-    #: called with the ``tables`` (DataFrames, in order), then the merged records
-    draw: Callable[..., StudyFigure]
-    #: rule input name -> parquet file under ``results/<dataset>/``
-    tables: Mapping[str, str]
-    #: record files (``results/<dataset>/records/<rule>.json``) whose records it draws
-    records: tuple[str, ...]
-    #: the rule's description (``snakemake --list-rules``)
-    doc: str
+    The function may be named as ``"analysis.figures.<module>:<function>"`` and is then imported
+    on first use of :attr:`draw`. Why: the Snakefile reads this registry at every parse (each
+    ``snakemake`` start, dry runs included), and importing the eight figure modules there pulls
+    in matplotlib, about half a CPU-second per start that only the figure jobs need.
+    """
+
+    __slots__ = ("_draw", "doc", "records", "tables")
+
+    def __init__(
+        self,
+        draw: Callable[..., StudyFigure] | str,
+        tables: Mapping[str, str],
+        records: tuple[str, ...],
+        doc: str,
+    ) -> None:
+        self._draw = draw
+        #: rule input name -> parquet file under ``results/<dataset>/``
+        self.tables = tables
+        #: record files (``results/<dataset>/records/<rule>.json``) whose records it draws
+        self.records = records
+        #: the rule's description (``snakemake --list-rules``)
+        self.doc = doc
+
+    @property
+    def draw(self) -> Callable[..., StudyFigure]:
+        """Called with the ``tables`` (DataFrames, in order), then the merged records."""
+        if isinstance(self._draw, str):
+            module, name = self._draw.split(":")
+            self._draw = getattr(importlib.import_module(module), name)
+        return self._draw
 
 
 #: figure name (= file stem under ``figures/<dataset>/``) -> figure, in paper order
 STUDY_FIGURES: dict[str, FigureSpec] = {
     "pipeline": FigureSpec(
-        draw=pipeline_figure,
+        draw="analysis.figures.pipeline:pipeline_figure",
         tables={},
         records=("canonical_tables",),
         doc="The three-stage pipeline diagram: what models and people do in each stage, with "
         "the dataset's human-judgment counts.",
     ),
     "scorecard": FigureSpec(
-        draw=scorecard_figure,
+        draw="analysis.figures.scorecard:scorecard_figure",
         tables={},
         records=("scorecard",),
         doc="Does it reproduce? Each published figure of the study with a reproduced interval: "
         "this build's CI as a bar, the published value or range marked.",
     ),
     "attribute_quality": FigureSpec(
-        draw=attribute_quality_figure,
+        draw="analysis.figures.attribute_quality:attribute_quality_figure",
         tables={
             "judgments": "tables/attribute_judgments.parquet",
             "users": "tables/users.parquet",
@@ -62,35 +77,35 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
         "source, real vs synthetic, with the acceptance CIs of the records.",
     ),
     "kappa_matrix": FigureSpec(
-        draw=kappa_matrix_figure,
+        draw="analysis.figures.kappa_matrix:kappa_matrix_figure",
         tables={"matrix": "stage2/kappa_matrix.parquet"},
         records=("stage2_statistics",),
         doc="The full pairwise Cohen's kappa matrix over human and model raters per stage-2 "
         "round, group blocks marked, group means from the records.",
     ),
     "relevance_prf": FigureSpec(
-        draw=relevance_prf_figure,
+        draw="analysis.figures.relevance_prf:relevance_prf_figure",
         tables={},
         records=("stage2_statistics", "baseline_votes", "relevance_classifier"),
         doc="Precision, recall and F1 against the human majority of retrieval baselines, each "
         "LLM and the trained classifier, with record CIs.",
     ),
     "ratings_by_generator": FigureSpec(
-        draw=ratings_by_generator_figure,
+        draw="analysis.figures.ratings_by_generator:ratings_by_generator_figure",
         tables={},
         records=("stage3_statistics",),
         doc="Mean human rating of personalized vs generic responses per generator with record "
         "CIs, neutral line at 3.",
     ),
     "mention_effect": FigureSpec(
-        draw=mention_effect_figure,
+        draw="analysis.figures.mention_effect:mention_effect_figure",
         tables={},
         records=("stage3_statistics",),
         doc="Rating gap with vs without explicit attribute mentions, for people and each LLM "
         "judge, with record CIs.",
     ),
     "mention_habit_vs_bias": FigureSpec(
-        draw=mention_habit_vs_bias_figure,
+        draw="analysis.figures.mention_habit_vs_bias:mention_habit_vs_bias_figure",
         tables={},
         records=("stage3_statistics",),
         doc="Each model's explicit-mention rate as generator vs its mention bias as judge, with "

@@ -8,20 +8,26 @@
 - ``fake_server``: a fault-injecting OpenAI-compatible server for tests and benchmarks
 """
 
-from analysis.llm.calls import (
-    CallError,
-    CallResult,
-    ChatRequest,
-    ReplayMiss,
-    call_key,
-    calls_provenance,
-    run_calls,
-    run_stage_calls,
-    usage_summary,
-)
-from analysis.llm.models import ModelSpec, model_from_config, models_from_config
-from analysis.llm.settings import CallSettings
-from analysis.llm.store import validate_store
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from analysis.llm.calls import (
+        CallError,
+        CallResult,
+        ChatRequest,
+        ReplayMiss,
+        call_key,
+        calls_provenance,
+        run_calls,
+        run_stage_calls,
+        usage_summary,
+    )
+    from analysis.llm.models import ModelSpec, model_from_config, models_from_config
+    from analysis.llm.settings import CallSettings
+    from analysis.llm.store import validate_store
 
 __all__ = [
     "CallError",
@@ -39,3 +45,29 @@ __all__ = [
     "usage_summary",
     "validate_store",
 ]
+
+#: public name -> the submodule defining it. Imported on first use (PEP 562), not with the
+#: package: ``analysis.llm.store`` is read by the Snakefile at every parse and by light rule
+#: scripts, and importing ``calls`` (openai, httpx) there cost about a second per process.
+_HOME = {
+    "CallError": "calls",
+    "CallResult": "calls",
+    "CallSettings": "settings",
+    "ChatRequest": "calls",
+    "ModelSpec": "models",
+    "ReplayMiss": "calls",
+    "call_key": "calls",
+    "calls_provenance": "calls",
+    "model_from_config": "models",
+    "models_from_config": "models",
+    "run_calls": "calls",
+    "run_stage_calls": "calls",
+    "usage_summary": "calls",
+    "validate_store": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"analysis.llm.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

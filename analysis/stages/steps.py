@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.stages import controls, extraction, generation, judging, relevance, verification
 from analysis.stages.labels import LabelRequest, label_request
 from analysis.stages.parsing import call_and_parse, parse_response_text
 from analysis.stages.prompts import PromptSet
@@ -66,6 +65,7 @@ def extraction_step(
     shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 1: attributes of each chosen conversation, as JSON (one row per conversation)."""
+    from analysis.stages import extraction
     from analysis.stages.requests import json_response_format
 
     cfg = stages_cfg["stage1"]
@@ -110,6 +110,8 @@ def verification_step(
     shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 1: SUPPORTED/UNSUPPORTED per chosen attribute (one row per attribute)."""
+    from analysis.stages import verification
+
     cfg = stages_cfg["stage1"]
     chosen = shard.take(
         verification.select_attributes(
@@ -141,6 +143,8 @@ def relevance_step(
     shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 2: YES/NO per chosen item (one row per item)."""
+    from analysis.stages import relevance
+
     cfg = stages_cfg["stage2"]
     chosen = shard.take(
         relevance.select_items(items, prompts_table, attributes, cfg["max_items_per_model"], seed)
@@ -165,6 +169,8 @@ def generation_step(
     shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 3: generic and personalized responses per chosen pair (one row per response)."""
+    from analysis.stages import generation
+
     cfg = stages_cfg["stage3"]
     relevant = generation.relevant_attributes(votes)
     pairs = shard.take(generation.select_pairs(relevant, cfg["max_pairs_per_generator"], seed))
@@ -196,6 +202,8 @@ def _judge_setup(
     prompts_table: pd.DataFrame,
     attributes: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, str]]]:
+    from analysis.stages import generation, judging
+
     relevant = generation.relevant_attributes(votes)
     items = judging.judge_items(responses, relevant, ratings)
     texts = judging.texts_for_judging(responses, prompts_table, attributes)
@@ -216,6 +224,8 @@ def judging_step(
     shard: Shard = WHOLE,
 ) -> pd.DataFrame:
     """Stage 3: one mapped 1-5 rating per chosen slot (one row per slot)."""
+    from analysis.stages import judging
+
     cfg = stages_cfg["stage3"]
     _, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
     chosen = shard.take(
@@ -254,6 +264,8 @@ def controls_step(
     The controls' requests form one list (control by control) and the shard takes its slice
     of that list, so joined shards keep the unsharded control-major order.
     """
+    from analysis.stages import controls, judging
+
     cfg = stages_cfg["stage3"]
     ccfg = cfg["controls"]
     relevant, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
