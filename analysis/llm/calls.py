@@ -28,8 +28,8 @@ from analysis import REPO_ROOT
 from analysis.llm.client import (
     NO_KEY,
     CallError,
+    ClientPool,
     call_with_retries,
-    make_client,
     resolve_api_key,
 )
 from analysis.llm.keys import KeyMaker, effective_params, normalize_value
@@ -346,11 +346,13 @@ async def _direct(
     fresh: dict[str, dict[str, Any]] = {}
     failures: dict[str, str] = {}
     secrets = [api_key] if api_key != NO_KEY else []
-    semaphore = asyncio.Semaphore(model.max_concurrency)
-    client = make_client(base_url, api_key, settings, max_concurrency=model.max_concurrency)
+    clients = ClientPool(base_url, api_key, settings, model.max_concurrency)
 
     async def one(call: PendingCall) -> None:
-        async with semaphore, claims.hold(call.key) if claims else contextlib.nullcontext():
+        async with (
+            clients.lease() as client,
+            claims.hold(call.key) if claims else contextlib.nullcontext(),
+        ):
             if follower is not None and call.key in follower.update():
                 progress.add_done()  # another run sharing the store made it meanwhile
                 return
@@ -388,7 +390,7 @@ async def _direct(
     try:
         await asyncio.gather(*(one(c) for c in calls))
     finally:
-        await client.close()
+        await clients.close()
         if claims is not None:
             claims.close()
     return fresh, failures

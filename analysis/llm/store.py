@@ -411,6 +411,9 @@ class StoreFollower:
                     self._read_up_to[path] = -1
                 continue
             start = self._read_up_to.get(path, 0)
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_size <= start:
+                    continue  # nothing appended since the last look: no open, no read
             with contextlib.suppress(FileNotFoundError), open(path, "rb") as fh:
                 fh.seek(start)
                 data = fh.read()
