@@ -43,6 +43,7 @@ sys.path.insert(0, str(BENCH_DIR.parent))
 from results_io import RESULTS, markers, update_readme, update_results  # noqa: E402
 
 from analysis.llm.calls import ChatRequest, call_key, now_iso, run_calls  # noqa: E402
+from analysis.llm.client import POOL_SLOTS  # noqa: E402
 from analysis.llm.keys import effective_params  # noqa: E402
 from analysis.llm.models import ModelSpec  # noqa: E402
 from analysis.llm.settings import CallSettings  # noqa: E402
@@ -303,7 +304,8 @@ def readme_section(res: dict) -> str:
         f"~{1000 * cpus / per_call:,.0f} calls/s on {cpus} idle cores. With the load average in",
         "the table this process got only a share of a core, so the fraction of bound measured",
         "here is a lower bound for an idle machine; the CPU per call is the comparable figure.",
-        "The client makes one HTTP client per 8 concurrent requests (httpcore scans its whole",
+        f"The client makes one HTTP client per {POOL_SLOTS} concurrent requests (httpcore "
+        "scans its whole",
         "connection pool on every request and response) and posts the chat body through the",
         "openai client's own `post`. Against real endpoints (seconds per call) the bound is what",
         "limits; shards let parallel jobs add client processes.",

@@ -132,6 +132,38 @@ def dump_record(record: Mapping[str, Any]) -> bytes:
         return (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def _may_hold_a_big_integer(value: Any) -> bool:
+    """True when orjson may have read an integer beyond 64 bits as a float (it does: lossy).
+
+    The stdlib reads those exactly; a record with a float this large is re-read by it.
+    """
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is dict:
+            stack.extend(v.values())
+        elif kind is list:
+            stack.extend(v)
+        elif kind is float and abs(v) >= 2.0**63:
+            return True
+    return False
+
+
+def loads_record(line: bytes | memoryview) -> Any:
+    """A parsed store line, exact: orjson, or the stdlib where orjson would round an integer.
+
+    Raises ``json.JSONDecodeError`` (orjson's error is a subclass) for a line that is no JSON.
+    """
+    value = orjson.loads(line)
+    if _may_hold_a_big_integer(value):
+        try:
+            return json.loads(bytes(line))
+        except UnicodeDecodeError as err:  # orjson parsed it: cannot happen, kept for clarity
+            raise json.JSONDecodeError(str(err), "", 0) from err
+    return value
+
+
 def _plain_secret(secret: str) -> bool:
     """True when JSON writes ``secret`` verbatim (no quote, backslash or control character)."""
     return not any(c in secret for c in '"\\') and all(ord(c) >= 0x20 for c in secret)
@@ -141,7 +173,7 @@ def _is_complete_record(line: bytes) -> bool:
     """True when ``line`` is a whole JSON record. No proper prefix of a JSON object parses, so
     a line cut short by a kill never passes; only a record missing its newline does."""
     try:
-        rec = orjson.loads(line)
+        rec = orjson.loads(line)  # a parse only: exactness does not matter here
     except orjson.JSONDecodeError:
         return False
     return isinstance(rec, dict) and isinstance(rec.get("key"), str)
@@ -185,8 +217,8 @@ def _warn_torn(path: Path, torn: int) -> None:
 
 def _parse_line(path: Path, lineno: int, line: bytes | memoryview) -> dict[str, Any]:
     try:
-        rec = orjson.loads(line)
-    except orjson.JSONDecodeError as err:
+        rec = loads_record(line)
+    except json.JSONDecodeError as err:
         raise StoreError(
             f"{path}:{lineno}: not valid JSON ({err.msg}); "
             "run `recenter calls --validate` to list every bad record"
@@ -226,6 +258,7 @@ class ShardIndex:
     offsets: list[int]
     lengths: list[int]
     torn: int  # bytes of a torn last line (ignored, with a warning)
+    exact: list[int]  # entries that need the stdlib parser (see ``loads_record``)
 
 
 def index_path(shard: Path) -> Path:
@@ -236,7 +269,7 @@ def index_path(shard: Path) -> Path:
 def scan_shard(path: Path, data: bytes) -> ShardIndex:
     """Parse every record of a shard once (errors name file and line): its index."""
     spans, torn = _split_records(data)
-    keys, created, offsets, lengths = [], [], [], []
+    keys, created, offsets, lengths, exact = [], [], [], [], []
     view = memoryview(data)
     for lineno, (offset, length) in enumerate(spans, start=1):
         line = view[offset : offset + length]
@@ -248,11 +281,14 @@ def scan_shard(path: Path, data: bytes) -> ShardIndex:
             rec = None
         if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
             rec = _parse_line(path, lineno, line)  # raises the error naming file and line
+        if _may_hold_a_big_integer(rec):
+            exact.append(len(keys))
+            rec = loads_record(line)
         keys.append(rec["key"])
         created.append(str(rec.get("created", "")))
         offsets.append(offset)
         lengths.append(length)
-    return ShardIndex(keys, created, offsets, lengths, torn)
+    return ShardIndex(keys, created, offsets, lengths, torn, exact)
 
 
 def _index_bytes(index: ShardIndex, shard_sha256: str) -> bytes:
@@ -263,6 +299,7 @@ def _index_bytes(index: ShardIndex, shard_sha256: str) -> bytes:
             "created": index.created,
             "offsets": index.offsets,
             "lengths": index.lengths,
+            "exact": index.exact,
         }
     )
     header = {
@@ -289,7 +326,12 @@ def _cached_index(path: Path, shard_sha256: str, size: int) -> ShardIndex | None
             return None
         doc = orjson.loads(body)
         index = ShardIndex(
-            doc["keys"], doc["created"], doc["offsets"], doc["lengths"], int(header["torn"])
+            doc["keys"],
+            doc["created"],
+            doc["offsets"],
+            doc["lengths"],
+            int(header["torn"]),
+            doc["exact"],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -304,6 +346,10 @@ def _well_formed(index: ShardIndex, size: int) -> bool:
     if not all(type(v) is str for v in (*index.keys, *index.created)):
         return False
     if not all(type(v) is int and v >= 0 for v in (*index.offsets, *index.lengths)):
+        return False
+    if type(index.exact) is not list or not all(
+        type(i) is int and 0 <= i < len(index.keys) for i in index.exact
+    ):
         return False
     ends = map(int.__add__, index.offsets, index.lengths)
     return not index.keys or max(ends) <= size
@@ -340,7 +386,8 @@ class StoreIndex(Mapping[str, dict[str, Any]]):
     """key -> newest record of a (stage, model); a record is parsed when first asked for."""
 
     def __init__(self) -> None:
-        self._where: dict[str, tuple[str, int, int, int]] = {}  # key -> created, shard, offset, len
+        #: key -> created, shard number, offset, length, needs the stdlib parser
+        self._where: dict[str, tuple[str, int, int, int, bool]] = {}
         self._shards: list[tuple[Path, memoryview]] = []
 
     def add_shard(self, path: Path, data: bytes, index: ShardIndex) -> None:
@@ -348,20 +395,22 @@ class StoreIndex(Mapping[str, dict[str, Any]]):
         number = len(self._shards)
         self._shards.append((path, memoryview(data)))
         where = self._where
-        for key, created, offset, length in zip(
-            index.keys, index.created, index.offsets, index.lengths, strict=True
+        exact = set(index.exact)
+        for i, (key, created, offset, length) in enumerate(
+            zip(index.keys, index.created, index.offsets, index.lengths, strict=True)
         ):
             old = where.get(key)
             if old is None or created >= old[0]:
-                where[key] = (created, number, offset, length)
+                where[key] = (created, number, offset, length, i in exact)
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         """The record, parsed now (each access returns a fresh copy; none is kept)."""
-        _, number, offset, length = self._where[key]
+        _, number, offset, length, exact = self._where[key]
         path, view = self._shards[number]
+        line = view[offset : offset + length]
         try:
-            rec = orjson.loads(view[offset : offset + length])
-        except orjson.JSONDecodeError:
+            rec = loads_record(line) if exact else orjson.loads(line)
+        except json.JSONDecodeError:
             rec = None
         if not isinstance(rec, dict) or rec.get("key") != key:
             raise StoreError(
@@ -433,8 +482,8 @@ def _records_of(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     """The well-formed records among ``lines`` (a bad one was reported when the run began)."""
     for line in lines:
         try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            rec = loads_record(line)
+        except json.JSONDecodeError:
             continue
         if isinstance(rec, dict) and isinstance(rec.get("key"), str):
             yield rec
@@ -669,8 +718,8 @@ def validate_store(store: Path) -> StoreReport:
                 report.errors.append(f"{path}:{lineno}: empty line")
                 continue
             try:
-                rec = orjson.loads(line)
-            except orjson.JSONDecodeError as err:
+                rec = loads_record(line)
+            except json.JSONDecodeError as err:
                 report.errors.append(f"{path}:{lineno}: not valid JSON ({err.msg})")
                 continue
             if not isinstance(rec, dict):

@@ -113,7 +113,7 @@ def test_forged_index_with_valid_checksums_fails_closed(tmp_path: Path) -> None:
     data = path.read_bytes()
     real = store_mod.scan_shard(path, data)
     forged = store_mod.ShardIndex(
-        real.keys, real.created, list(reversed(real.offsets)), real.lengths, 0
+        real.keys, real.created, list(reversed(real.offsets)), real.lengths, 0, []
     )
     digest = store_mod.hashlib.sha256(data).hexdigest()
     index_path(path).write_bytes(store_mod._index_bytes(forged, digest))
@@ -197,3 +197,20 @@ def test_committed_store_index_files_are_git_ignored(tmp_path: Path) -> None:
             check=False,
         )
         assert proc.returncode == 0, f"{name} is not git-ignored"
+
+
+def test_integers_beyond_64_bits_are_replayed_exactly(tmp_path: Path) -> None:
+    """orjson reads such an integer as a float; the index marks the record for the stdlib."""
+    folder = tmp_path / "s" / "m"
+    folder.mkdir(parents=True)
+    big = 2**70 + 1
+    (folder / "0.jsonl").write_text(
+        json.dumps({"key": "a", "created": "1", "n": big})
+        + "\n"
+        + json.dumps({"key": "b", "created": "1", "x": 1e300})
+        + "\n"
+    )
+    for _ in range(2):  # fresh, then cached index
+        index = load_index(tmp_path, "s", "m")
+        assert index["a"]["n"] == big and type(index["a"]["n"]) is int
+        assert index["b"]["x"] == 1e300
