@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import gc
 import json
 import logging
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
@@ -27,11 +28,11 @@ from analysis import REPO_ROOT
 from analysis.llm.client import (
     NO_KEY,
     CallError,
+    ClientPool,
     call_with_retries,
-    make_client,
     resolve_api_key,
 )
-from analysis.llm.keys import effective_params, key_from_parts, normalize_value
+from analysis.llm.keys import KeyMaker, effective_params, normalize_value
 from analysis.llm.models import ModelSpec, model_from_config
 from analysis.llm.progress import CallProgress
 from analysis.llm.settings import EXECUTORS, MODES, CallSettings
@@ -138,14 +139,11 @@ def call_key(model: ModelSpec, request: ChatRequest, prompt_version: str) -> str
 
 
 def _keyer(model: ModelSpec, prompt_version: str) -> Callable[[ChatRequest], str]:
-    """``call_key`` for many requests of one model: the identity is normalized once."""
-    identity = normalize_value(model.identity())
+    """``call_key`` for many requests of one model: the fixed parts are serialized once."""
+    maker = KeyMaker(model.identity(), model.params, prompt_version)
 
     def key(request: ChatRequest) -> str:
-        params = effective_params(model.params, request.params)
-        return key_from_parts(
-            identity, request.messages, params, request.sample_index, prompt_version
-        )
+        return maker.key(request.messages, request.params, request.sample_index)
 
     return key
 
@@ -245,6 +243,28 @@ def result_from_record(record: Mapping[str, Any], custom_id: str, cached: bool) 
     )
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection off for the block.
+
+    Replay builds a few hundred thousand long-lived dicts (records and results); each
+    allocation burst would set off a collection that walks all of them again, which costs
+    more than parsing them. The block creates no reference cycles, so nothing is lost. At the
+    end its objects are moved to the oldest generation (``freeze`` then ``unfreeze``: a list
+    splice, no traversal) instead of being scanned by the next young collection; a cycle made
+    elsewhere meanwhile is still collected, by the next full collection.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
+
+
 def _run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion, also when the caller already runs an event loop."""
     try:
@@ -326,11 +346,13 @@ async def _direct(
     fresh: dict[str, dict[str, Any]] = {}
     failures: dict[str, str] = {}
     secrets = [api_key] if api_key != NO_KEY else []
-    semaphore = asyncio.Semaphore(model.max_concurrency)
-    client = make_client(base_url, api_key, settings, max_concurrency=model.max_concurrency)
+    clients = ClientPool(base_url, api_key, settings, model.max_concurrency)
 
     async def one(call: PendingCall) -> None:
-        async with semaphore, claims.hold(call.key) if claims else contextlib.nullcontext():
+        async with (
+            clients.lease() as client,
+            claims.hold(call.key) if claims else contextlib.nullcontext(),
+        ):
             if follower is not None and call.key in follower.update():
                 progress.add_done()  # another run sharing the store made it meanwhile
                 return
@@ -368,7 +390,7 @@ async def _direct(
     try:
         await asyncio.gather(*(one(c) for c in calls))
     finally:
-        await client.close()
+        await clients.close()
         if claims is not None:
             claims.close()
     return fresh, failures
@@ -407,11 +429,12 @@ def run_calls(
     settings = settings or CallSettings()
 
     key_of = _keyer(model, prompt_version)
-    keys = [key_of(r) for r in requests]
-    unique: dict[str, ChatRequest] = {}
-    for key, request in zip(keys, requests, strict=True):
-        unique.setdefault(key, request)
-    index = load_index(store, stage, model.name)
+    with gc_paused():
+        keys = [key_of(r) for r in requests]
+        unique: dict[str, ChatRequest] = {}
+        for key, request in zip(keys, requests, strict=True):
+            unique.setdefault(key, request)
+        index = load_index(store, stage, model.name)
 
     if mode == "replay":
         missing = [k for k in unique if k not in index]
@@ -452,13 +475,16 @@ def run_calls(
             index = load_index(store, stage, model.name)  # stored meanwhile by another run
 
     results = []
-    for key, request in zip(keys, requests, strict=True):
-        if key in fresh:
-            results.append(result_from_record(fresh[key], request.custom_id, cached=False))
-        elif key in failures:
-            results.append(CallResult(key, request.custom_id, None, {}, {}, False, failures[key]))
-        else:
-            results.append(result_from_record(index[key], request.custom_id, cached=True))
+    with gc_paused():
+        for key, request in zip(keys, requests, strict=True):
+            if key in fresh:
+                results.append(result_from_record(fresh[key], request.custom_id, cached=False))
+            elif key in failures:
+                results.append(
+                    CallResult(key, request.custom_id, None, {}, {}, False, failures[key])
+                )
+            else:
+                results.append(result_from_record(index[key], request.custom_id, cached=True))
     if failures and raise_on_error:
         first = next(iter(failures.values()))
         raise CallError(
@@ -486,36 +512,20 @@ def _execute(
     secrets = [api_key] if api_key != NO_KEY else []
     path = shard_path(store, stage, model.name, shard)
     with endpoint(model) as base_url, ShardWriter(path, secrets=secrets) as writer:
+        common: dict[str, Any] = {
+            "base_url": base_url,
+            "api_key": api_key,
+            "stage": stage,
+            "prompt_version": prompt_version,
+            "settings": settings,
+            "writer": writer,
+            "progress": progress,
+        }
         if executor == "batch":
             from analysis.llm.batch import execute_batch
 
-            return _run_coroutine(
-                execute_batch(
-                    model,
-                    todo,
-                    base_url=base_url,
-                    api_key=api_key,
-                    stage=stage,
-                    prompt_version=prompt_version,
-                    settings=settings,
-                    writer=writer,
-                    progress=progress,
-                )
-            )
-        return _run_coroutine(
-            _direct(
-                model,
-                todo,
-                base_url=base_url,
-                api_key=api_key,
-                stage=stage,
-                prompt_version=prompt_version,
-                settings=settings,
-                writer=writer,
-                progress=progress,
-                reuse_stored=reuse_stored,
-            )
-        )
+            return _run_coroutine(execute_batch(model, todo, **common))
+        return _run_coroutine(_direct(model, todo, **common, reuse_stored=reuse_stored))
 
 
 def resolve_store(path: str | Path, repo: Path = REPO_ROOT) -> Path:

@@ -15,6 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 #: bumped only if the key document's layout changes (it would orphan every stored call)
 KEY_SCHEMA = 1
 
@@ -87,3 +89,85 @@ def key_from_parts(
     """sha256 hex digest of the key document."""
     doc = key_document(identity, messages, params, sample_index, prompt_version)
     return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
+
+
+#: parameter values whose canonical JSON depends only on (type, value): safe to cache by them
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class KeyMaker:
+    """``key_from_parts`` for many requests of one model and prompt version, byte for byte.
+
+    Replaying a 100k-call set computes 100k keys, so the document is assembled from parts:
+    the identity and prompt version are serialized once, the parameters once per distinct
+    set, and messages that hold only strings (the common case) by orjson, whose output for
+    strings equals the stdlib's compact, non-ASCII-escaping form. Anything else (a float in a
+    message, a non-string value) takes the reference path. ``tests/llm/test_keys_models.py``
+    checks both agree.
+    """
+
+    def __init__(
+        self, identity: Mapping[str, Any], defaults: Mapping[str, Any], prompt_version: str
+    ) -> None:
+        self.identity = normalize_value(dict(identity))
+        self.defaults = dict(defaults)
+        self.prompt_version = str(prompt_version)
+        self._model = canonical_json(self.identity).encode("utf-8")
+        self._version = canonical_json(self.prompt_version).encode("utf-8")
+        self._params: dict[tuple, tuple[dict[str, Any], bytes]] = {}
+
+    def params(self, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """The effective params of a request and their canonical JSON (cached per value set)."""
+        items = tuple(overrides.items())
+        if all(type(v) in _SCALARS for _, v in items):
+            cache_key = tuple((k, type(v), v) for k, v in items)
+            hit = self._params.get(cache_key)
+            if hit is None:
+                params = effective_params(self.defaults, overrides)
+                hit = self._params[cache_key] = (params, canonical_json(params).encode("utf-8"))
+            return hit
+        params = effective_params(self.defaults, overrides)
+        return params, canonical_json(params).encode("utf-8")
+
+    def key(
+        self, messages: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any], sample_index: int
+    ) -> str:
+        """The key of one request (``overrides``: its own params, before the model's defaults)."""
+        params, params_json = self.params(overrides)
+        text = _strings_only_json(messages)
+        if text is None:
+            return key_from_parts(
+                self.identity, messages, params, sample_index, self.prompt_version
+            )
+        doc = b"".join(
+            (
+                b'{"messages":',
+                text,
+                b',"model":',
+                self._model,
+                b',"params":',
+                params_json,
+                b',"prompt_version":',
+                self._version,
+                b',"sample_index":',
+                str(int(sample_index)).encode(),
+                b',"schema":',
+                str(KEY_SCHEMA).encode(),
+                b"}",
+            )
+        )
+        return hashlib.sha256(doc).hexdigest()
+
+
+def _strings_only_json(messages: Sequence[Mapping[str, Any]]) -> bytes | None:
+    """Canonical JSON of messages whose keys and values are all strings; else None."""
+    for m in messages:
+        if type(m) is not dict:
+            return None
+        for k, v in m.items():
+            if type(k) is not str or type(v) is not str:
+                return None
+    try:
+        return orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # e.g. a lone surrogate: the reference path raises its own error
+        return None

@@ -30,6 +30,8 @@ class CallProgress:
         self._postfix()
 
     def _postfix(self) -> None:
+        if self.bar.disable:  # formatting a postfix nobody sees costs CPU on every call
+            return
         self.bar.set_postfix(done=self.done, cached=self.cached, failed=self.failed, refresh=False)
 
     def add_done(self, n: int = 1) -> None:

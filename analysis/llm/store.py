@@ -11,7 +11,12 @@ record and its newline) is a complete record: readers serve it and the next writ
 the line instead of deleting a paid call.
 
 Replay reads every shard of a (stage, model); when a key occurs more than once (``refresh``
-appends a newer answer) the record with the newest ``created`` time wins.
+appends a newer answer) the record with the newest ``created`` time wins. Replay parses a
+record only when it is asked for: each shard has an index (key, created, byte offset, length
+of every record) cached beside it as ``<shard>.idx``. The index is a pure function of the
+shard's bytes and is used only when the shard's sha256 and the index's own checksum both
+match; otherwise it is rebuilt (and, where the folder is not writable, kept in memory only).
+It holds keys, timestamps and offsets, never a request or a secret, and is git-ignored.
 
 Two record runs may share a store (two results folders in one checkout, each writing its own
 shard). So that a shared call is paid once, a writer holds a per-key claim while it makes and
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 
 from analysis.llm.keys import key_from_parts
@@ -117,62 +123,318 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     return scrub(value)
 
 
+def dump_record(record: Mapping[str, Any]) -> bytes:
+    """One store line: key-sorted JSON and its newline (orjson; the stdlib for what it cannot
+    encode, e.g. an integer beyond 64 bits in an endpoint's response)."""
+    try:
+        return orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _may_hold_a_big_integer(value: Any) -> bool:
+    """True when orjson may have read an integer beyond 64 bits as a float (it does: lossy).
+
+    The stdlib reads those exactly; a record with a float this large is re-read by it.
+    """
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is dict:
+            stack.extend(v.values())
+        elif kind is list:
+            stack.extend(v)
+        elif kind is float and abs(v) >= 2.0**63:
+            return True
+    return False
+
+
+def loads_record(line: bytes | memoryview) -> Any:
+    """A parsed store line, exact: orjson, or the stdlib where orjson would round an integer.
+
+    Raises ``json.JSONDecodeError`` (orjson's error is a subclass) for a line that is no JSON.
+    """
+    value = orjson.loads(line)
+    if _may_hold_a_big_integer(value):
+        try:
+            return json.loads(bytes(line))
+        except UnicodeDecodeError as err:  # orjson parsed it: cannot happen, kept for clarity
+            raise json.JSONDecodeError(str(err), "", 0) from err
+    return value
+
+
+def _plain_secret(secret: str) -> bool:
+    """True when JSON writes ``secret`` verbatim (no quote, backslash or control character)."""
+    return not any(c in secret for c in '"\\') and all(ord(c) >= 0x20 for c in secret)
+
+
 def _is_complete_record(line: bytes) -> bool:
     """True when ``line`` is a whole JSON record. No proper prefix of a JSON object parses, so
     a line cut short by a kill never passes; only a record missing its newline does."""
     try:
-        rec = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        rec = orjson.loads(line)  # a parse only: exactness does not matter here
+    except orjson.JSONDecodeError:
         return False
     return isinstance(rec, dict) and isinstance(rec.get("key"), str)
 
 
-def _read_lines(path: Path) -> tuple[list[bytes], bytes]:
-    """Lines of a shard holding records, and the torn tail after them (usually empty).
+def _shard_bytes(path: Path, raw: bytes | None = None) -> bytes:
+    """The (decompressed) content of a shard file."""
+    raw = path.read_bytes() if raw is None else raw
+    return gzip.decompress(raw) if path.name.endswith(".gz") else raw
+
+
+def _split_records(data: bytes) -> tuple[list[tuple[int, int]], int]:
+    """(offset, length) of every line holding a record, and the length of the torn tail.
 
     The text after the last newline counts as a line when it is a complete record.
     """
-    raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
-    head, newline, tail = raw.rpartition(b"\n")
-    lines = head.split(b"\n") if newline else []
+    end = data.rfind(b"\n")
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    if end >= 0:
+        for line in data[:end].split(b"\n"):
+            spans.append((pos, len(line)))
+            pos += len(line) + 1
+    tail = data[end + 1 :]
     if tail.strip() and _is_complete_record(tail):
-        return [*lines, tail], b""
-    return lines, tail
+        return [*spans, (end + 1, len(tail))], 0
+    return spans, len(tail)
+
+
+def _read_lines(path: Path) -> tuple[list[bytes], bytes]:
+    """Lines of a shard holding records, and the torn tail after them (usually empty)."""
+    data = _shard_bytes(path)
+    spans, torn = _split_records(data)
+    tail = data[len(data) - torn :] if torn else b""
+    return [data[o : o + n] for o, n in spans], tail
+
+
+def _warn_torn(path: Path, torn: int) -> None:
+    log.warning("%s: ignoring a torn last line (%d bytes) left by a killed run", path, torn)
+
+
+def _parse_line(path: Path, lineno: int, line: bytes | memoryview) -> dict[str, Any]:
+    try:
+        rec = loads_record(line)
+    except json.JSONDecodeError as err:
+        raise StoreError(
+            f"{path}:{lineno}: not valid JSON ({err.msg}); "
+            "run `recenter calls --validate` to list every bad record"
+        ) from err
+    if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
+        raise StoreError(f"{path}:{lineno}: field 'key': a record must be an object with a key")
+    return rec
 
 
 def iter_shard(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) of every complete record; a torn last line is skipped."""
     lines, tail = _read_lines(path)
     if tail.strip():
-        log.warning(
-            "%s: ignoring a torn last line (%d bytes) left by a killed run", path, len(tail)
-        )
+        _warn_torn(path, len(tail))
     for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise StoreError(
-                f"{path}:{lineno}: not valid JSON ({err.msg}); "
-                "run `recenter calls --validate` to list every bad record"
-            ) from err
-        if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
-            raise StoreError(f"{path}:{lineno}: field 'key': a record must be an object with a key")
-        yield lineno, rec
+        if line.strip():
+            yield lineno, _parse_line(path, lineno, line)
 
 
 def _newer(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
     return current is None or str(candidate.get("created", "")) >= str(current.get("created", ""))
 
 
-def load_index(store: Path, stage: str, model: str) -> dict[str, dict[str, Any]]:
+# ---------------------------------------------------------------- the cached shard index
+
+#: bumped when the layout of ``<shard>.idx`` changes (an old index is then rebuilt)
+INDEX_VERSION = 1
+INDEX_SUFFIX = ".idx"
+
+
+@dataclass(frozen=True)
+class ShardIndex:
+    """Where each record of one shard is: a pure function of the shard's bytes."""
+
+    keys: list[str]
+    created: list[str]
+    offsets: list[int]
+    lengths: list[int]
+    torn: int  # bytes of a torn last line (ignored, with a warning)
+    exact: list[int]  # entries that need the stdlib parser (see ``loads_record``)
+
+
+def index_path(shard: Path) -> Path:
+    """The cached index of a shard, beside it (``0.jsonl`` -> ``0.jsonl.idx``)."""
+    return shard.with_name(shard.name + INDEX_SUFFIX)
+
+
+def scan_shard(path: Path, data: bytes) -> ShardIndex:
+    """Parse every record of a shard once (errors name file and line): its index."""
+    spans, torn = _split_records(data)
+    keys, created, offsets, lengths, exact = [], [], [], [], []
+    view = memoryview(data)
+    for lineno, (offset, length) in enumerate(spans, start=1):
+        line = view[offset : offset + length]
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            if not data[offset : offset + length].strip():
+                continue  # a blank line is no record
+            rec = None
+        if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
+            rec = _parse_line(path, lineno, line)  # raises the error naming file and line
+        if _may_hold_a_big_integer(rec):
+            exact.append(len(keys))
+            rec = loads_record(line)
+        keys.append(rec["key"])
+        created.append(str(rec.get("created", "")))
+        offsets.append(offset)
+        lengths.append(length)
+    return ShardIndex(keys, created, offsets, lengths, torn, exact)
+
+
+def _index_bytes(index: ShardIndex, shard_sha256: str) -> bytes:
+    """Header line (what the index was built from, and its body's checksum), then the body."""
+    body = orjson.dumps(
+        {
+            "keys": index.keys,
+            "created": index.created,
+            "offsets": index.offsets,
+            "lengths": index.lengths,
+            "exact": index.exact,
+        }
+    )
+    header = {
+        "version": INDEX_VERSION,
+        "shard_sha256": shard_sha256,
+        "torn": index.torn,
+        "body_sha256": hashlib.sha256(body).hexdigest(),
+    }
+    return orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n" + body
+
+
+def _cached_index(path: Path, shard_sha256: str, size: int) -> ShardIndex | None:
+    """The index beside ``path`` if it was built from exactly these shard bytes and is intact."""
+    try:
+        raw = index_path(path).read_bytes()
+        header_line, _, body = raw.partition(b"\n")
+        header = orjson.loads(header_line)
+        if (
+            not isinstance(header, dict)
+            or header.get("version") != INDEX_VERSION
+            or header.get("shard_sha256") != shard_sha256
+            or header.get("body_sha256") != hashlib.sha256(body).hexdigest()
+        ):
+            return None
+        doc = orjson.loads(body)
+        index = ShardIndex(
+            doc["keys"],
+            doc["created"],
+            doc["offsets"],
+            doc["lengths"],
+            int(header["torn"]),
+            doc["exact"],
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return index if _well_formed(index, size) else None
+
+
+def _well_formed(index: ShardIndex, size: int) -> bool:
+    """Columns of equal length and the right types, every span inside the shard."""
+    columns = (index.keys, index.created, index.offsets, index.lengths)
+    if not all(type(c) is list and len(c) == len(index.keys) for c in columns):
+        return False
+    if not all(type(v) is str for v in (*index.keys, *index.created)):
+        return False
+    if not all(type(v) is int and v >= 0 for v in (*index.offsets, *index.lengths)):
+        return False
+    if type(index.exact) is not list or not all(
+        type(i) is int and 0 <= i < len(index.keys) for i in index.exact
+    ):
+        return False
+    ends = map(int.__add__, index.offsets, index.lengths)
+    return not index.keys or max(ends) <= size
+
+
+def _write_index(path: Path, index: ShardIndex, shard_sha256: str) -> None:
+    """Cache the index beside the shard (atomic replace); a read-only folder keeps it in memory."""
+    target = index_path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(_index_bytes(index, shard_sha256))
+        os.replace(tmp, target)
+    except OSError as err:
+        log.debug("%s: index not cached (%s); kept in memory", path, err)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def shard_index(path: Path) -> tuple[bytes, ShardIndex]:
+    """The shard's (decompressed) bytes and its index: the cached one when valid, else rebuilt."""
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    data = _shard_bytes(path, raw)
+    index = _cached_index(path, digest, len(data))
+    if index is None:
+        index = scan_shard(path, data)
+        _write_index(path, index, digest)
+    if index.torn:
+        _warn_torn(path, index.torn)
+    return data, index
+
+
+class StoreIndex(Mapping[str, dict[str, Any]]):
+    """key -> newest record of a (stage, model); a record is parsed when first asked for."""
+
+    def __init__(self) -> None:
+        #: key -> created, shard number, offset, length, needs the stdlib parser
+        self._where: dict[str, tuple[str, int, int, int, bool]] = {}
+        self._shards: list[tuple[Path, memoryview]] = []
+
+    def add_shard(self, path: Path, data: bytes, index: ShardIndex) -> None:
+        """Merge one shard's records: a later or newer record of a key replaces an earlier one."""
+        number = len(self._shards)
+        self._shards.append((path, memoryview(data)))
+        where = self._where
+        exact = set(index.exact)
+        for i, (key, created, offset, length) in enumerate(
+            zip(index.keys, index.created, index.offsets, index.lengths, strict=True)
+        ):
+            old = where.get(key)
+            if old is None or created >= old[0]:
+                where[key] = (created, number, offset, length, i in exact)
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        """The record, parsed now (each access returns a fresh copy; none is kept)."""
+        _, number, offset, length, exact = self._where[key]
+        path, view = self._shards[number]
+        line = view[offset : offset + length]
+        try:
+            rec = loads_record(line) if exact else orjson.loads(line)
+        except json.JSONDecodeError:
+            rec = None
+        if not isinstance(rec, dict) or rec.get("key") != key:
+            raise StoreError(
+                f"{path}: the record of key {key} is not at byte {offset}; delete "
+                f"{index_path(path)} (it is rebuilt on the next read)"
+            )
+        return rec
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
+def load_index(store: Path, stage: str, model: str) -> StoreIndex:
     """key -> newest record over every shard of (stage, model)."""
-    index: dict[str, dict[str, Any]] = {}
+    index = StoreIndex()
     for path in list_shards(shard_dir(store, stage, model)):
-        for _, rec in iter_shard(path):
-            if _newer(rec, index.get(rec["key"])):
-                index[rec["key"]] = rec
+        data, shard = shard_index(path)
+        index.add_shard(path, data, shard)
     return index
 
 
@@ -198,6 +460,9 @@ class StoreFollower:
                     self._read_up_to[path] = -1
                 continue
             start = self._read_up_to.get(path, 0)
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_size <= start:
+                    continue  # nothing appended since the last look: no open, no read
             with contextlib.suppress(FileNotFoundError), open(path, "rb") as fh:
                 fh.seek(start)
                 data = fh.read()
@@ -217,8 +482,8 @@ def _records_of(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     """The well-formed records among ``lines`` (a bad one was reported when the run began)."""
     for line in lines:
         try:
-            rec = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            rec = loads_record(line)
+        except json.JSONDecodeError:
             continue
         if isinstance(rec, dict) and isinstance(rec.get("key"), str):
             yield rec
@@ -332,6 +597,20 @@ class ShardWriter:
         os.fsync(self.fd)
         log.warning("%s: truncated a torn last line (%d bytes)", self.path, size - keep)
 
+    def _line(self, record: Mapping[str, Any]) -> bytes:
+        """The record's line, secrets scrubbed. Serializing first and searching the bytes is
+        cheaper than walking every record; only a line that shows a secret or a secret-named
+        field is scrubbed field by field (a secret that JSON would escape is always scrubbed)."""
+        line = dump_record(record)
+        if not self.secrets:
+            return line
+        lowered = line.lower()
+        if any(not _plain_secret(s) or s.encode("utf-8") in line for s in self.secrets) or any(
+            f'"{name}"'.encode() in lowered for name in _SECRET_FIELD_NAMES
+        ):
+            return dump_record(redact(dict(record), self.secrets))
+        return line
+
     def append(self, record: Mapping[str, Any]) -> None:
         """Write one record durably; the secrets given to the writer never reach the file."""
         self.append_many([record])
@@ -344,12 +623,7 @@ class ShardWriter:
         """
         if not records:
             return
-        blob = b"".join(
-            (
-                json.dumps(redact(dict(r), self.secrets), sort_keys=True, ensure_ascii=False) + "\n"
-            ).encode("utf-8")
-            for r in records
-        )
+        blob = b"".join(self._line(r) for r in records)
         with self._thread_lock, self._locked():
             self._repair_tail()
             view = memoryview(blob)
@@ -444,7 +718,7 @@ def validate_store(store: Path) -> StoreReport:
                 report.errors.append(f"{path}:{lineno}: empty line")
                 continue
             try:
-                rec = json.loads(line)
+                rec = loads_record(line)
             except json.JSONDecodeError as err:
                 report.errors.append(f"{path}:{lineno}: not valid JSON ({err.msg})")
                 continue

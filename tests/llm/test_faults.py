@@ -169,13 +169,38 @@ def test_invalid_content_is_stored_once_and_reported_the_same_on_replay(
     assert server.served["j"] == 1 and len(stored_keys(store)) == 2
 
 
-def test_concurrency_is_bounded_per_endpoint(model: ModelSpec, store: Path, fast) -> None:
+@pytest.mark.parametrize("limit", [3, 20])  # 20: spread over several HTTP clients
+def test_concurrency_is_bounded_per_endpoint(
+    model: ModelSpec, store: Path, fast, limit: int
+) -> None:
     with FakeOpenAI(latency_s=0.05) as slow:
-        spec = dataclasses.replace(model, base_url=slow.base_url, max_concurrency=3)
-        prompts = [f"p{i}" for i in range(15)]
+        spec = dataclasses.replace(model, base_url=slow.base_url, max_concurrency=limit)
+        prompts = [f"p{i}" for i in range(5 * limit)]
         record(spec, store, fast, *prompts)
-        assert slow.max_in_flight == 3
-        assert sum(slow.served.values()) == 15
+        assert slow.max_in_flight == limit
+        assert sum(slow.served.values()) == 5 * limit
+
+
+def test_client_pool_never_puts_more_requests_on_a_client_than_its_connections(
+    fast: CallSettings,
+) -> None:
+    from analysis.llm.client import POOL_SLOTS, ClientPool
+
+    async def scenario() -> tuple[int, int, bool]:
+        pool = ClientPool("http://127.0.0.1:9/v1", "no-key-needed", fast, 2 * POOL_SLOTS + 1)
+        leases = [pool.lease() for _ in range(2 * POOL_SLOTS + 1)]  # kept: a dropped one frees
+        held = [await lease.__aenter__() for lease in leases]
+        per_client = max(held.count(c) for c in pool.clients)
+        limit = pool.clients[0]._client._transport._pool._max_connections
+        extra = asyncio.ensure_future(pool.lease().__aenter__())
+        await asyncio.sleep(0.01)
+        waited = not extra.done()  # every slot is taken: the next request waits
+        extra.cancel()
+        await pool.close()
+        return per_client, limit, waited and len(pool.clients) == 3
+
+    per_client, limit, waited = asyncio.run(scenario())
+    assert per_client <= limit and waited
 
 
 def test_identical_requests_in_one_set_are_made_once(

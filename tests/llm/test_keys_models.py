@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
 from analysis.llm.calls import ChatRequest, call_key
+from analysis.llm.keys import KeyMaker, effective_params, key_from_parts
 from analysis.llm.models import (
     ModelConfigError,
     ModelSpec,
@@ -169,3 +171,39 @@ def test_unknown_llm_key_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="llm"):
         compose_config(["+llm.retries=3"])
+
+
+#: every ASCII character (controls, quote, backslash), and a few that JSON encoders treat apart
+_CHARS = [chr(i) for i in range(0x80)] + ["é", "😀", "\u2028", "\u2029", "\ufeff", "\x80", "\xa0"]
+_OVERRIDES = [
+    {},
+    {"max_tokens": 2},
+    {"temperature": 1e-05},  # the stdlib writes 1e-05, orjson 0.00001
+    {"temperature": 1e16},
+    {"temperature": 1.0},
+    {"seed": True},
+    {"seed": 1},
+    {"stop": ["a", "b"]},
+    {"top_p": None},
+    {"logit_bias": {"5": -1e20}},
+    {"response_format": {"type": "json_object"}},
+]
+
+
+def test_key_maker_equals_the_reference_key_byte_for_byte() -> None:
+    """The fast path (parts serialized once, orjson for string-only messages) must give the
+    reference key for every input, or stored calls would be orphaned."""
+    identity = {"name": "m", "endpoint": "x", "weights": [1, 2.5e-07]}
+    defaults = {"temperature": 0.0, "top_p": 0.95, "seed": 7}
+    maker = KeyMaker(identity, defaults, "v1")
+    rnd = random.Random(1)
+    for i in range(3000):
+        text = "".join(rnd.choice(_CHARS) for _ in range(rnd.randint(0, 24)))
+        messages = [{"role": "system", "content": text}, {"role": "user", "content": text[::-1]}]
+        if i % 7 == 0:
+            messages[1]["weight"] = 0.5  # not string-only: the reference path
+        overrides = rnd.choice(_OVERRIDES)
+        expected = key_from_parts(
+            identity, messages, effective_params(defaults, overrides), i % 3, "v1"
+        )
+        assert maker.key(messages, overrides, i % 3) == expected, (messages, overrides)

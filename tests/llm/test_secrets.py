@@ -90,3 +90,30 @@ def test_key_reaches_the_endpoint_but_no_written_file(
     assert scan(tmp_path) == []
     assert validate_store(store).ok
     assert set(usage_summary(store)["stage"]) == {"s"}
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [TEST_KEY, 'sk-"quoted\\key', "sk-tab\tkey-123"],  # the last two are escaped in JSON
+)
+def test_writer_scrubs_secrets_and_secret_fields_in_every_spelling(
+    tmp_path: Path, secret: str
+) -> None:
+    """The writer serializes first and scrubs field by field only when the line shows a secret
+    or a secret-named field: neither may slip through, in any JSON spelling."""
+    from analysis.llm.store import REDACTED, ShardWriter, iter_shard
+
+    path = tmp_path / "s" / "m" / "0.jsonl"
+    records = [
+        {"key": "a", "response": {"echo": f"Bearer {secret}"}},
+        {"key": "b", "response": {"headers": {"Authorization": "x", "API_KEY": "y"}}},
+        {"key": "c", "response": {"n": 2**70, "text": "plain"}},  # beyond orjson: stdlib path
+    ]
+    with ShardWriter(path, secrets=[secret]) as writer:
+        writer.append_many(records)
+    raw = path.read_bytes()
+    assert secret.encode() not in raw and TEST_KEY.encode() not in raw
+    stored = {rec["key"]: rec for _, rec in iter_shard(path)}
+    assert stored["a"]["response"]["echo"] == f"Bearer {REDACTED}"
+    assert stored["b"]["response"]["headers"] == {}
+    assert stored["c"]["response"] == {"n": 2**70, "text": "plain"}

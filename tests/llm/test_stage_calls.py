@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,8 @@ def test_stage_calls_follow_the_composed_config(server: FakeOpenAI, tmp_path: Pa
     (replayed,) = run_stage_calls(params, "fake-model", reqs, stage="stage2")
     assert made.text == replayed.text == "echo: hello" and replayed.cached
 
-    rec = (store / "stage2" / "fake-model" / "0.jsonl").read_text()
-    assert f'"prompt_version": "{cfg["prompts"]["version"]}"' in rec
+    rec = json.loads((store / "stage2" / "fake-model" / "0.jsonl").read_text())
+    assert rec["prompt_version"] == cfg["prompts"]["version"]
     model = model_from_config("fake-model", cfg["models"]["fake-model"])
     assert calls_provenance(model, "stage2", [replayed], store) == {
         str(store / "stage2" / "fake-model"): 1
