@@ -310,6 +310,7 @@ def human_agreement(
         categories=list(LABELS),
         n_boot=settings.n_boot,
         seed=settings.seed,
+        min_shared=settings.min_shared_items,
     )
     res = boot.group_means.get("human_human")
     n_items = int((long.groupby("item")["rater"].size() >= 2).sum())

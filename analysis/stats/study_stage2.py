@@ -694,6 +694,7 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
         categories=[False, True],
         n_boot=settings.n_boot,
         seed=settings.seed,
+        min_shared=settings.min_shared_items,
     )
     level, method = settings.ci_level, settings.ci_method
     est = np.asarray(boot.matrix.estimate)

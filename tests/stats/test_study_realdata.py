@@ -23,6 +23,7 @@ CFG = {
         "ci_method": "percentile",
         "cluster": "user",
         "multiple_comparisons": "holm",
+        "min_shared_items": 30,
     },
     "run.seed": 20260601,
 }
