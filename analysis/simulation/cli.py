@@ -12,7 +12,7 @@ from typing import Any
 
 from analysis import REPO_ROOT
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world, write_world
-from analysis.simulation.scale import is_scaled, write_scaled_world
+from analysis.simulation.scale import is_scaled, scaled_parameters, write_scaled_world
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,5 +101,11 @@ def _run_scaled(args: argparse.Namespace, params: Any) -> int:
     print(
         f"wrote {len(written)} files to {args.out} (SIMULATED, scale {args.scale},"
         f" {args.models} models; see its README.md)"
+    )
+    names = scaled_parameters(params, args.scale, args.models).llm_names
+    extra = f" data.models=[{','.join(names)}]" if len(names) > len(params.llm_names) else ""
+    print(
+        'run it: snakemake --cores 2 --config overrides="data=bundled'
+        f' data.root={args.out.resolve()} data.name=sim-scale-{args.scale} models=none{extra}"'
     )
     return 0
