@@ -22,7 +22,6 @@ explicit-mention detector) are reported apart, as texts per second.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -38,7 +37,7 @@ import psutil
 import pyarrow.parquet as pq
 from results_io import update_readme, update_results
 from rule_table import rule_table
-from workflow_bench import REPO_ROOT, copy_env, fresh_copy, snakemake
+from workflow_bench import REPO_ROOT, fresh_copy, snakemake
 
 WORK = REPO_ROOT / "benchmarks" / ".work"
 #: rules whose work does not depend on the data's size: their time is a job's start-up
@@ -280,25 +279,30 @@ def main() -> None:
     parser.add_argument("--slurm-note", default="", help="a sentence on the SLURM K = 10 run")
     args = parser.parse_args()
     copy = fresh_copy(WORK / "scale-copy")
-    runs = {}
+    runs: dict[str, dict] = {}
     for k in args.scales:
         if k in args.not_run:
             continue
         runs[str(k)] = run_scale(copy, k, args.cores)
-        print(json.dumps({k: runs[str(k)]["total_wall_s"]}), flush=True)
+        publish(args, runs)  # after every scale, so a long run leaves what it measured
+    ran = sorted(int(k) for k in runs)
+    print(pd.DataFrame(runs[str(ran[-1])]["rules"]).T.sort_values("wall_s").tail(12))
+
+
+def publish(args: argparse.Namespace, runs: dict[str, dict]) -> None:
+    """Write results.json key ``scale`` and the README section from the runs so far."""
     ran = sorted(int(k) for k in runs)
     payload = {
         "machine": machine(),
         "cores": args.cores,
         "scales": args.scales,
-        "not_run": [k for k in args.scales if k in args.not_run],
+        "not_run": [k for k in args.scales if str(k) not in runs],
         "runs": runs,
         "growth": growth(runs[str(ran[-2])], runs[str(ran[-1])]) if len(ran) >= 2 else None,
         "slurm": args.slurm_note,
     }
     update_results("scale", payload)
     update_readme("scale", section(payload))
-    print(pd.DataFrame(runs[str(ran[-1])]["rules"]).T.sort_values("wall_s").tail(12))
 
 
 if __name__ == "__main__":
