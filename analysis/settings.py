@@ -281,9 +281,17 @@ class StatsConfig:
     ci_method: CiMethod
     cluster: Cluster
     multiple_comparisons: Correction
+    #: rater pairs sharing fewer items get no pairwise kappa (and leave the group means)
+    min_shared_items: int
 
     def __post_init__(self) -> None:
         _check(self.n_boot >= 1, "stats.n_boot", self.n_boot, "must be >= 1")
+        _check(
+            self.min_shared_items >= 1,
+            "stats.min_shared_items",
+            self.min_shared_items,
+            "must be >= 1",
+        )
         _check(0 < self.ci_level < 1, "stats.ci_level", self.ci_level, "must lie in (0, 1)")
 
 

@@ -1,4 +1,4 @@
-"""``recenter simulate``: (re)write the bundled world, or check that it is up to date."""
+"""``recenter simulate``: (re)write the bundled world, check it, or write a scaled world."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import filecmp
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from analysis import REPO_ROOT
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world, write_world
+from analysis.simulation.scale import is_scaled, scaled_parameters, write_scaled_world
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +27,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help=f"seed of another world (default: the committed one's, {DEFAULT_PARAMETERS.seed})",
+    )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=1,
+        help="K: a world K times the study (K times the users, prompts and annotator pools;"
+        " default 1, the committed world); needs an --out of its own",
+    )
+    parser.add_argument(
+        "--models",
+        type=int,
+        default=len(DEFAULT_PARAMETERS.llm_names),
+        help="simulated models in all (default: the study's five; more are sim-llm-f, -g, ...)",
     )
     parser.add_argument(
         "--check",
@@ -50,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     params = DEFAULT_PARAMETERS
     if args.seed is not None:
         params = dataclasses.replace(params, seed=args.seed)
+    if is_scaled(params, args.scale, args.models):
+        return _run_scaled(args, params)
     world = simulate_world(params)
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
@@ -64,4 +82,30 @@ def run(args: argparse.Namespace) -> int:
         return 0
     written = write_world(world, args.out)
     print(f"wrote {len(written)} files to {args.out} (SIMULATED data; see its README.md)")
+    return 0
+
+
+def _run_scaled(args: argparse.Namespace, params: Any) -> int:
+    """Write a scaled world (never over the committed one; nothing to --check against)."""
+    if args.check:
+        print("--check compares the committed world; drop --scale/--models", file=sys.stderr)
+        return 2
+    if args.out.resolve() == (REPO_ROOT / "data" / "raw" / "bundled").resolve():
+        print("a scaled world needs its own --out (not the committed world's)", file=sys.stderr)
+        return 2
+    try:
+        written = write_scaled_world(params, args.scale, args.models, args.out)
+    except ValueError as exc:
+        print(f"recenter simulate: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"wrote {len(written)} files to {args.out} (SIMULATED, scale {args.scale},"
+        f" {args.models} models; see its README.md)"
+    )
+    names = scaled_parameters(params, args.scale, args.models).llm_names
+    extra = f" data.models=[{','.join(names)}]" if len(names) > len(params.llm_names) else ""
+    print(
+        'run it: snakemake --cores 2 --config overrides="data=bundled'
+        f' data.root={args.out.resolve()} data.name=sim-scale-{args.scale} models=none{extra}"'
+    )
     return 0

@@ -212,13 +212,16 @@ def _balanced_raters(
 # --------------------------------------------------------------------------- users & text
 
 
-def _make_users(p: WorldParameters, rng: np.random.Generator) -> list[User]:
+def _make_users(p: WorldParameters, rng: np.random.Generator, block: int = 0) -> list[User]:
+    """The users of one block (a scaled world's block ``b`` numbers on from block ``b - 1``)."""
+    first_wc, first_bench = block * p.n_wildchat_users, block * p.n_users_per_benchmark
     users = [
-        User(f"sim-wc-{i:03d}", "sim-wildchat", True, ()) for i in range(1, p.n_wildchat_users + 1)
+        User(f"sim-wc-{first_wc + i:03d}", "sim-wildchat", True, ())
+        for i in range(1, p.n_wildchat_users + 1)
     ]
     for bench in p.synthetic_benchmarks:
         users += [
-            User(f"sim-{bench}-{j:02d}", f"sim-{bench}", False, ())
+            User(f"sim-{bench}-{first_bench + j:02d}", f"sim-{bench}", False, ())
             for j in range(1, p.n_users_per_benchmark + 1)
         ]
     lo, hi = p.interest_domains_per_user
@@ -517,6 +520,11 @@ class _Draft:
     p: WorldParameters
     streams: dict[str, np.random.Generator]
     humans: _HumanNames
+    #: where this block's numbering starts (all zero for the study-sized world)
+    at: BlockStart = field(default_factory=lambda: BlockStart())
+    #: per stage, how many units each annotator of the pool has rated in earlier blocks
+    #: (None: a single block, whose raters are balanced on their own)
+    loads: dict[str, np.ndarray] | None = None
     files: dict[str, list[Record]] = field(default_factory=dict)
     truth: dict[str, np.ndarray] = field(default_factory=dict)
     users: list[User] = field(default_factory=list)
@@ -539,11 +547,47 @@ class _Draft:
         """The items (profile attributes) of pair ``s``."""
         return slice(self.pair_start[s], self.pair_start[s + 1])
 
+    def raters(self, stage: str, n_units: int, pool: int, per_unit: int) -> np.ndarray:
+        """Balanced raters of this stage's units, continuing earlier blocks' loads."""
+        rng = self.streams[stage]
+        if self.loads is None:
+            return _balanced_raters(rng, n_units, pool, per_unit)
+        load = self.loads.setdefault(stage, np.zeros(pool, dtype=np.int64))
+        out = _balanced_raters(rng, n_units, pool, per_unit, load)
+        np.add.at(load, out.ravel(), 1)
+        return out
+
+
+@dataclass(frozen=True)
+class BlockStart:
+    """First numbers of a block of a scaled world: users' block, item lines, prompts."""
+
+    block: int = 0
+    user_line: int = 0  # line of task4_items
+    pair_line: int = 0  # line of task5_items (a stage-2 pair)
+    prompt: int = 0  # prompt_index
+    stage3_line: int = 0  # line of task6_items
+
 
 def simulate_world(p: WorldParameters) -> World:
     """Generate the whole bundled world from ``p`` (deterministic; a few seconds)."""
     streams = {name: np.random.default_rng([p.seed, k]) for k, name in enumerate(_STREAMS)}
-    d = _Draft(p, streams, _HumanNames(p.human_prefix))
+    return simulate_block(p, streams, BlockStart(), None)
+
+
+def simulate_block(
+    p: WorldParameters,
+    streams: dict[str, np.random.Generator],
+    at: BlockStart,
+    loads: dict[str, np.ndarray] | None,
+) -> World:
+    """One study-sized world numbered from ``at``, its raters drawn from ``p``'s pools.
+
+    ``simulate_world`` is the single block at zero; a scaled world
+    (:mod:`analysis.simulation.scale`) is blocks on their own streams whose annotators come
+    from one shared pool, balanced over blocks through ``loads``.
+    """
+    d = _Draft(p, streams, _HumanNames(p.human_prefix), at=at, loads=loads)
     _people(d)
     _stage1(d)
     _stage2(d)
@@ -555,7 +599,7 @@ def simulate_world(p: WorldParameters) -> World:
 def _people(d: _Draft) -> None:
     """Users, their attribute counts, attributes and conversations (task4_items)."""
     p, r_users, r_text = d.p, d.streams["users"], d.streams["text"]
-    users = d.users = _make_users(p, r_users)
+    users = d.users = _make_users(p, r_users, d.at.block)
     wildchat = [i for i, u in enumerate(users) if u.real]
     d.stage2_users = sorted(
         int(i) for i in r_users.choice(wildchat, size=p.n_stage2_users, replace=False)
@@ -622,7 +666,7 @@ def _people(d: _Draft) -> None:
             "source": u.source,
             "merged_attributes": [a.record() for a in u.attributes],
             "conversations": u.conversations,
-            "item_index": i,
+            "item_index": d.at.user_line + i,
         }
         for i, u in enumerate(users)
     ]
@@ -633,7 +677,7 @@ def _stage1(d: _Draft) -> None:
     p, r1, users = d.p, d.streams["stage1"], d.users
     att_user = np.repeat(np.arange(len(users)), d.n_attr)
     att_quality = np.array([a.quality for u in users for a in u.attributes])
-    user_raters = _balanced_raters(r1, len(users), p.n_stage1_humans, p.stage1_raters_per_attribute)
+    user_raters = d.raters("stage1", len(users), p.n_stage1_humans, p.stage1_raters_per_attribute)
     leniency = evenly_spread(p.n_stage1_humans, p.stage1_leniency_spread)
     labels = draw_attribute_labels(
         att_quality,
@@ -667,7 +711,7 @@ def _stage1(d: _Draft) -> None:
             per_annotator[int(h)].append(
                 {
                     "task": "4",
-                    "index": i,
+                    "index": d.at.user_line + i,
                     "user_id": u.user_id,
                     "attr_judgments": judgments,
                     "missing_attrs": "",
@@ -730,7 +774,7 @@ def _stage2(d: _Draft) -> None:
     )
     model = p.relevance_model()
     z, hard, w = model.draw_items(item_type, r2)
-    pair_raters = _balanced_raters(r2, len(pairs), p.n_stage2_humans, p.stage2_raters_per_item)
+    pair_raters = d.raters("stage2", len(pairs), p.n_stage2_humans, p.stage2_raters_per_item)
     item_raters = pair_raters[item_pair]
     human_votes = np.stack(
         [
@@ -760,11 +804,11 @@ def _stage2(d: _Draft) -> None:
 
     d.files["extracted/task5_items.jsonl"] = [
         {
-            "prompt_index": q,
+            "prompt_index": d.at.prompt + q,
             "user_id": users[u].user_id,
             "profile_attributes": [a.record() for a in users[u].attributes],
             "prompt_text": prompts[q][1],
-            "item_index": s,
+            "item_index": d.at.pair_line + s,
         }
         for s, (u, q) in enumerate(pairs)
     ]
@@ -775,9 +819,9 @@ def _stage2(d: _Draft) -> None:
             stage2_files[int(h)].append(
                 {
                     "task": "5",
-                    "index": s,
+                    "index": d.at.pair_line + s,
                     "user_id": users[u].user_id,
-                    "prompt_index": q,
+                    "prompt_index": d.at.prompt + q,
                     "relevance_judgments": [
                         {"attribute": a.text, "relevant": bool(v)}
                         for a, v in zip(users[u].attributes, human_votes[sl, slot], strict=True)
@@ -794,8 +838,8 @@ def _stage2(d: _Draft) -> None:
         d.files[f"relevance_task5/{name}.jsonl"] = [
             {
                 "model": name,
-                "sample_index": s,
-                "prompt_index": q,
+                "sample_index": d.at.pair_line + s,
+                "prompt_index": d.at.prompt + q,
                 "user_id": users[u].user_id,
                 "items": [
                     {"attribute": a.text, "relevant": bool(v), "raw_answer": "YES" if v else "NO"}
@@ -881,7 +925,7 @@ def _stage3_responses(d: _Draft) -> None:
                 records.append(
                     {
                         "user_id": users[u].user_id,
-                        "prompt_id": str(q),
+                        "prompt_id": str(d.at.prompt + q),
                         "prompt_text": d.prompts[q][1],
                         "profile_attributes": profile,
                         "mode": mode,
@@ -899,7 +943,7 @@ def _stage3_ratings(d: _Draft) -> None:
     majority = d.truth["stage2_majority"]
     slots = d.slots
     chosen = _choose_stage3_items(p, r3, slots, len(d.pairs), n_models)
-    item_rater = _balanced_raters(r3, len(chosen), p.n_stage3_humans, 1)[:, 0]
+    item_rater = d.raters("stage3", len(chosen), p.n_stage3_humans, 1)[:, 0]
     slot_item = np.repeat(np.arange(len(chosen)), [len(slots[c][0]) for c in chosen])
     slot_named = np.concatenate([slots[c][1] for c in chosen]).astype(bool)
     slot_quality = np.concatenate([slots[c][2] for c in chosen])
@@ -939,12 +983,13 @@ def _stage3_ratings(d: _Draft) -> None:
         attrs = users[u].attributes
         relevant = slots[(s, m)][0]
         sl = slice(slot_start[i], slot_start[i + 1])
-        head = {"user_id": users[u].user_id, "prompt_id": str(q), "model_tag": p.llm_names[m]}
+        prompt_id = str(d.at.prompt + q)
+        head = {"user_id": users[u].user_id, "prompt_id": prompt_id, "model_tag": p.llm_names[m]}
         task6_items.append(
             {
                 "model_tag": p.llm_names[m],
                 "user_id": users[u].user_id,
-                "prompt_id": str(q),
+                "prompt_id": prompt_id,
                 "prompt_text": d.prompts[q][1],
                 "attributes": [
                     {"attribute": a.text, "is_relevant": bool(gt)}
@@ -952,14 +997,14 @@ def _stage3_ratings(d: _Draft) -> None:
                 ],
                 "response_no_context": d.responses[("no_context", s, m)],
                 "response_personalized": d.responses[("gt_attributes", s, m)],
-                "item_index": i,
+                "item_index": d.at.stage3_line + i,
             }
         )
         h = int(item_rater[i])
         stage3_files[h].append(
             {
                 "task": "6",
-                "index": i,
+                "index": d.at.stage3_line + i,
                 **head,
                 "ratings": {
                     attrs[k].text: int(r) for k, r in zip(relevant, human_ratings[sl], strict=True)
@@ -972,7 +1017,7 @@ def _stage3_ratings(d: _Draft) -> None:
             judge_files[j].append(
                 {
                     "model": p.llm_names[j],
-                    "sample_index": i,
+                    "sample_index": d.at.stage3_line + i,
                     **head,
                     "ratings": {
                         attrs[k].text: int(r)

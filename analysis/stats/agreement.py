@@ -58,6 +58,8 @@ __all__ = [
     "RatingMatrix",
     "AdditiveForm",
     "rating_matrix",
+    "LongCodes",
+    "long_codes",
     "percent_agreement",
     "cohen_kappa",
     "scott_pi",
@@ -184,18 +186,30 @@ def validate_ratings(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def rating_matrix(
+@dataclass(frozen=True)
+class LongCodes:
+    """Long-format ratings as integer codes, one entry per rating (no items x raters array).
+
+    The sparse form of :class:`RatingMatrix`: the same item, rater and category orders, so
+    a coefficient computed from either agrees. What grows with raters and items at scale
+    (hundreds of crowd annotators, most pairs sharing few items) is built from these codes.
+    """
+
+    items: np.ndarray  # (n,) item ids, sorted
+    raters: tuple[Any, ...]  # (R,) rater ids
+    categories: tuple[Any, ...]  # (q,) labels
+    item: np.ndarray  # (N,) item code of each rating
+    rater: np.ndarray  # (N,) rater code of each rating
+    label: np.ndarray  # (N,) category code of each rating
+
+
+def long_codes(
     df: pd.DataFrame,
     *,
     categories: Sequence[Any] | None = None,
     raters: Sequence[Any] | None = None,
-) -> RatingMatrix:
-    """Turn long-format ratings into a :class:`RatingMatrix`.
-
-    ``raters`` fixes the rater order (default: sorted ids) and may name raters the data lack
-    only if they are absent on purpose; they then have no ratings. ``categories`` fixes the
-    category list (default: the sorted labels present); a label outside it is an error.
-    """
+) -> LongCodes:
+    """Validate long-format ratings and code them (the orders :func:`rating_matrix` uses)."""
     data = validate_ratings(df)
     if data.empty:
         raise AgreementError("no ratings: the frame is empty")
@@ -219,12 +233,32 @@ def rating_matrix(
     if rcodes.isna().any():
         extra = sorted(map(str, set(data.loc[rcodes.isna(), "rater"])))
         raise AgreementError(f"ratings by raters not in the given `raters` list: {extra}")
-    item_index = pd.Index(items)
-    icodes = item_index.get_indexer(data["item"])
+    return LongCodes(
+        items=items,
+        raters=tuple(rater_ids),
+        categories=tuple(cats),
+        item=pd.Index(items).get_indexer(data["item"]).astype(np.int64),
+        rater=rcodes.to_numpy(dtype=np.int64),
+        label=label_codes.to_numpy(dtype=np.int64),
+    )
 
-    codes = np.full((len(items), len(rater_ids)), -1, dtype=np.int64)
-    codes[icodes, rcodes.to_numpy(dtype=np.int64)] = label_codes.to_numpy(dtype=np.int64)
-    return RatingMatrix(items=items, raters=tuple(rater_ids), categories=tuple(cats), codes=codes)
+
+def rating_matrix(
+    df: pd.DataFrame,
+    *,
+    categories: Sequence[Any] | None = None,
+    raters: Sequence[Any] | None = None,
+) -> RatingMatrix:
+    """Turn long-format ratings into a :class:`RatingMatrix`.
+
+    ``raters`` fixes the rater order (default: sorted ids) and may name raters the data lack
+    only if they are absent on purpose; they then have no ratings. ``categories`` fixes the
+    category list (default: the sorted labels present); a label outside it is an error.
+    """
+    lc = long_codes(df, categories=categories, raters=raters)
+    codes = np.full((len(lc.items), len(lc.raters)), -1, dtype=np.int64)
+    codes[lc.item, lc.rater] = lc.label
+    return RatingMatrix(items=lc.items, raters=lc.raters, categories=lc.categories, codes=codes)
 
 
 def _warn_undefined(what: str) -> None:

@@ -49,11 +49,13 @@ from scipy.special import ndtr, ndtri
 from analysis.stats.agreement import (
     AgreementError,
     Level,
+    LongCodes,
     RatingMatrix,
     Weights,
     additive_form,
-    group_pairs,
+    group_key,
     kappa_from_tables,
+    long_codes,
     rating_matrix,
 )
 
@@ -350,7 +352,7 @@ class _Clusters:
 
 
 def _replicate_totals(
-    cluster_sums: np.ndarray,
+    cluster_sums: np.ndarray | sparse.csr_matrix,
     n_boot: int,
     seed: SeedLike,
     finish: Callable[[np.ndarray], np.ndarray],
@@ -362,7 +364,7 @@ def _replicate_totals(
     out, kept = [], []
     for w in _count_chunks(item_rng, cluster_sums.shape[0], n_boot):
         digest.update(w.tobytes())
-        out.append(finish(w.astype(np.float64) @ cluster_sums))
+        out.append(finish(np.asarray(w.astype(np.float64) @ cluster_sums)))
         if keep_weights:
             kept.append(w)
     return (
@@ -579,7 +581,7 @@ def bootstrap_precision_recall_f1(
 
 
 def _item_clusters(
-    df: pd.DataFrame, m: RatingMatrix, cluster: str | Mapping[Any, Any] | None
+    df: pd.DataFrame, m: RatingMatrix | LongCodes, cluster: str | Mapping[Any, Any] | None
 ) -> tuple[np.ndarray | None, str]:
     """Cluster label of every item of ``m`` (None: items are their own clusters)."""
     if cluster is None:
@@ -697,23 +699,60 @@ class PairwiseKappaBootstrap:
         )
 
 
-def _per_cluster_pair_tables(
-    m: RatingMatrix, a_idx: np.ndarray, b_idx: np.ndarray, clusters: _Clusters
-) -> np.ndarray:
-    """(C, P * q * q): every pair's contingency table within every cluster.
+def _shared_items(lc: LongCodes) -> np.ndarray:
+    """(R, R) number of items each rater pair shares (a raters x raters count, no clusters)."""
+    n_raters = len(lc.raters)
+    rated = sparse.csr_matrix(
+        (np.ones(len(lc.item)), (lc.item, lc.rater)), shape=(len(lc.items), n_raters)
+    )
+    return np.asarray((rated.T @ rated).toarray())
 
-    Per item, pair ``p``'s table is the outer product of the two raters' one-hot labels
-    (all zero when either did not rate it); summing items per cluster is one sparse product.
+
+def _per_cluster_pair_tables(
+    lc: LongCodes, pair_index: np.ndarray, n_pairs: int, clusters: _Clusters
+) -> sparse.csr_matrix:
+    """(C, P * q * q) sparse: every kept pair's contingency table within every cluster.
+
+    One sparse product ``X' Xc`` of the (items x rater-category) indicator with its copy
+    split by cluster gives, per cluster, the table of every pair that co-rated an item
+    there; only pairs with ``pair_index[a, b] >= 0`` are kept. Its size follows the ratings
+    (each cluster holds the few pairs that met in it), never raters x raters x clusters.
     """
-    x = m.onehot()
-    n, q, n_pairs = x.shape[0], x.shape[2], len(a_idx)
-    step = max(1, _MAX_CELLS // max(n * q * q, 1))
-    blocks = []
-    for s in range(0, n_pairs, step):
-        a, b = a_idx[s : s + step], b_idx[s : s + step]
-        per_item = x[:, a, :, None] * x[:, b, None, :]  # (n, p, q, q)
-        blocks.append(clusters.sums(per_item.reshape(n, -1)))
-    return np.concatenate(blocks, axis=1)
+    q, n_raters = len(lc.categories), len(lc.raters)
+    n_items = len(lc.items)
+    col = lc.rater * q + lc.label
+    ones = np.ones(len(col))
+    x = sparse.csr_matrix((ones, (lc.item, col)), shape=(n_items, n_raters * q))
+    cl = clusters.codes[lc.item]
+    xc = sparse.csr_matrix(
+        (ones, (lc.item, cl * (n_raters * q) + col)), shape=(n_items, clusters.n * n_raters * q)
+    )
+    z = (x.T @ xc).tocoo()
+    a, k = np.divmod(z.row.astype(np.int64), q)
+    c, rest = np.divmod(z.col.astype(np.int64), n_raters * q)
+    b, l_ = np.divmod(rest, q)
+    p = pair_index[a, b]
+    keep = p >= 0
+    return sparse.csr_matrix(
+        (z.data[keep], (c[keep], p[keep] * q * q + k[keep] * q + l_[keep])),
+        shape=(clusters.n, n_pairs * q * q),
+    )
+
+
+def _pair_blocks(
+    pairs: Sequence[tuple[Any, Any]], raters: Sequence[Any], groups: Mapping[Any, str]
+) -> dict[str, np.ndarray]:
+    """Positions of the computed pairs per group key (as :func:`group_pairs`, on them only)."""
+    unassigned = [r for r in raters if r not in groups]
+    if unassigned:
+        raise AgreementError(
+            f"raters without a group: {unassigned}; `groups` must map every rater "
+            "(e.g. to 'human' or 'model')"
+        )
+    out: dict[str, list[int]] = {}
+    for p, (a, b) in enumerate(pairs):
+        out.setdefault(group_key(groups[a], groups[b]), []).append(p)
+    return {key: np.array(out[key]) for key in sorted(out)}
 
 
 def bootstrap_pairwise_kappa(
@@ -728,14 +767,20 @@ def bootstrap_pairwise_kappa(
     seed: SeedLike = 0,
     resample_raters: bool = False,
     keep_weights: bool = False,
+    min_shared: int = 0,
 ) -> PairwiseKappaBootstrap:
-    """Cluster bootstrap of every pairwise Cohen's kappa and of their group means.
+    """Cluster bootstrap of the pairwise Cohen's kappas and of their group means.
 
     All resamples' contingency tables of all pairs come from one matrix product,
-    ``counts (B x C) @ tables (C x P q^2)``; kappa is then evaluated on the ``(B, P, q, q)``
-    tables at once (:func:`analysis.stats.agreement.kappa_from_tables`), the same function
-    that gives the point estimate. Binary labels are the study's case (``q = 2``); any
-    number of categories and weighted kappa work the same way.
+    ``counts (B x C) @ tables (C x P q^2)`` (``tables`` sparse); kappa is then evaluated on
+    the ``(B, P, q, q)`` tables at once (:func:`analysis.stats.agreement.kappa_from_tables`),
+    the same function that gives the point estimate. Binary labels are the study's case
+    (``q = 2``); any number of categories and weighted kappa work the same way.
+
+    Only pairs sharing at least ``min_shared`` items are computed (0: every pair, NaN where
+    none is shared): with hundreds of crowd annotators most pairs share a handful of items,
+    whose kappa is noise, and listing all of them would grow as raters x raters x clusters.
+    ``pairs`` and ``n_shared`` list the computed pairs; group means are over them.
 
     Group means (``groups`` maps every rater to a group) are, per resample, the mean over the
     block's pairs whose kappa is defined in that resample. With ``resample_raters=True``,
@@ -747,27 +792,32 @@ def bootstrap_pairwise_kappa(
     rater resampling.
     """
     _check_n_boot(n_boot)
-    m = rating_matrix(df, categories=categories, raters=raters)
-    if len(m.raters) < 2:
-        raise AgreementError(f"a pairwise matrix needs two raters; the data have {m.raters}")
-    r = len(m.raters)
+    lc = long_codes(df, categories=categories, raters=raters)
+    if len(lc.raters) < 2:
+        raise AgreementError(f"a pairwise matrix needs two raters; the data have {lc.raters}")
+    r = len(lc.raters)
     a_idx, b_idx = np.triu_indices(r, k=1)
-    pairs = tuple((m.raters[a], m.raters[b]) for a, b in zip(a_idx, b_idx, strict=True))
-    labels, name = _item_clusters(df, m, cluster)
-    cl = _Clusters(labels, len(m.items), name)
-    q = len(m.categories)
-    n_pairs = len(pairs)
+    shared = _shared_items(lc)
+    kept = shared[a_idx, b_idx] >= min_shared
+    a_idx, b_idx = a_idx[kept], b_idx[kept]
+    n_pairs = len(a_idx)
+    pairs = tuple((lc.raters[a], lc.raters[b]) for a, b in zip(a_idx, b_idx, strict=True))
+    pair_index = np.full((r, r), -1, dtype=np.int64)
+    pair_index[a_idx, b_idx] = np.arange(n_pairs)
+    labels, name = _item_clusters(df, lc, cluster)
+    cl = _Clusters(labels, len(lc.items), name)
+    q = len(lc.categories)
 
-    tables_c = _per_cluster_pair_tables(m, a_idx, b_idx, cl)  # (C, P q q)
-    total = tables_c.sum(axis=0)
+    tables_c = _per_cluster_pair_tables(lc, pair_index, n_pairs, cl)  # (C, P q q), sparse
+    total = np.asarray(tables_c.sum(axis=0)).ravel()
 
     def kappas(t: np.ndarray) -> np.ndarray:
         return kappa_from_tables(t.reshape(t.shape[0], n_pairs, q, q), weights)
 
-    reps, digest, kept, seed_int = _replicate_totals(tables_c, n_boot, seed, kappas, keep_weights)
+    reps, digest, kept_w, seed_int = _replicate_totals(tables_c, n_boot, seed, kappas, keep_weights)
     estimate = kappas(total[None, :])[0]
-    jack = kappas(total[None, :] - tables_c) if cl.n > 1 else None
-    n_shared = total.reshape(n_pairs, q * q).sum(axis=1)
+    jack = _jackknife(tables_c, total, kappas) if cl.n > 1 else None
+    n_shared = shared[a_idx, b_idx]
     matrix = BootstrapResult(
         estimate=estimate,
         replicates=reps,
@@ -776,18 +826,17 @@ def bootstrap_pairwise_kappa(
         cluster=cl.name,
         seed=seed_int,
         weights_digest=digest,
-        weights=kept,
+        weights=kept_w,
     )
 
     group_means: dict[str, BootstrapResult] = {}
     if groups is not None:
-        blocks = group_pairs(list(m.raters), groups)
-        pair_pos = {(a, b): p for p, (a, b) in enumerate(zip(a_idx, b_idx, strict=True))}
+        blocks = _pair_blocks(pairs, lc.raters, groups)
         if resample_raters:
             _, rater_rng, _ = _streams(seed)
             draws = np.zeros((n_boot, r), dtype=np.float64)
-            for g in sorted({str(groups[x]) for x in m.raters}):
-                members = [i for i, x in enumerate(m.raters) if str(groups[x]) == g]
+            for g in sorted({str(groups[x]) for x in lc.raters}):
+                members = [i for i, x in enumerate(lc.raters) if str(groups[x]) == g]
                 draws[:, members] = _draw_counts(rater_rng, len(members), n_boot)
             pair_w = draws[:, a_idx] * draws[:, b_idx]  # (B, P)
             rater_digest = hashlib.sha256(digest.encode())
@@ -795,8 +844,7 @@ def bootstrap_pairwise_kappa(
             digest = rater_digest.hexdigest()
         else:
             pair_w = np.ones((1, n_pairs))
-        for key, block in blocks.items():
-            cols = np.array([pair_pos[p] for p in block])
+        for key, cols in blocks.items():
             group_means[key] = BootstrapResult(
                 estimate=np.asarray(
                     _weighted_mean(estimate[None, cols], np.ones((1, len(cols))))[0]
@@ -812,11 +860,24 @@ def bootstrap_pairwise_kappa(
                 resampled_raters=resample_raters,
             )
     return PairwiseKappaBootstrap(
-        raters=m.raters,
+        raters=lc.raters,
         pairs=pairs,
         matrix=matrix,
         group_means=group_means,
         n_shared=n_shared.astype(np.int64),
+    )
+
+
+def _jackknife(
+    tables_c: sparse.csr_matrix, total: np.ndarray, finish: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """finish(total - cluster c's tables) for every cluster, in chunks of dense rows."""
+    step = max(1, _MAX_CELLS // max(tables_c.shape[1], 1))
+    return np.concatenate(
+        [
+            finish(total[None, :] - tables_c[s : s + step].toarray())
+            for s in range(0, tables_c.shape[0], step)
+        ]
     )
 
 

@@ -82,6 +82,7 @@ class StatsSettings:
     ci_method: str
     cluster: str
     multiple_comparisons: str
+    min_shared_items: int
     seed: int
     #: model -> caveat (config ``stages.caveats``): attached to the model's records, and the
     #: model is left out of aggregates over models (group means, means over models, the
@@ -115,7 +116,8 @@ class StatsSettings:
         """From the rule's ``subtree(CFG, "stats", "run.seed", "stages.caveats")`` or a flat dict.
 
         Nested: ``{"stats": {...}, "run.seed": 123, "stages.caveats": {model: note}}``.
-        Flat: ``{n_boot, ci_level, ci_method, cluster, multiple_comparisons, seed, caveats}``.
+        Flat: ``{n_boot, ci_level, ci_method, cluster, multiple_comparisons, min_shared_items,
+        seed, caveats}``.
         Caveats are optional (none); every other key is required (no defaults here: the YAML
         holds them), and an unknown key is an error (a typo is not a no-op).
         """

@@ -290,6 +290,12 @@ def acceptance_rates(
     return collect(out)
 
 
+def _sparse_phrase(n_raters: int, kept: int, minimum: int) -> str:
+    """Says how many rater pairs shared too few attributes to get a kappa (none: nothing)."""
+    left = n_raters * (n_raters - 1) // 2 - kept
+    return f"; {left} pairs sharing fewer than {minimum} attributes left out" if left > 0 else ""
+
+
 def human_agreement(
     human: pd.DataFrame, round_name: str, settings: StatsSettings, cluster: str | None, unit: str
 ) -> list[Record]:
@@ -311,6 +317,7 @@ def human_agreement(
         categories=list(LABELS),
         n_boot=settings.n_boot,
         seed=settings.seed,
+        min_shared=settings.min_shared_items,
     )
     res = boot.group_means.get("human_human")
     n_items = int((long.groupby("item")["rater"].size() >= 2).sum())
@@ -325,6 +332,7 @@ def human_agreement(
                     f"mean pairwise Cohen's kappa over the {defined} pairs of {len(raters)} "
                     f"human raters (labels accepted/uncertain/rejected, {round_name} round; "
                     "each pair on the attributes it shares)"
+                    + _sparse_phrase(len(raters), len(boot.pairs), settings.min_shared_items)
                 ),
                 code=f"{MODULE}:human_agreement",
                 n=n_items,

@@ -209,6 +209,14 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
     )
 
 
+def _sparse_phrase(groups: Mapping[str, str], ga: str, gb: str, kept: int, minimum: int) -> str:
+    """Says how many pairs of a block shared too few items to get a kappa (none: nothing)."""
+    sizes = pd.Series(list(groups.values())).value_counts()
+    na, nb = int(sizes.get(ga, 0)), int(sizes.get(gb, 0))
+    left = (na * (na - 1) // 2 if ga == gb else na * nb) - kept
+    return f"; {left} pairs sharing fewer than {minimum} items left out" if left > 0 else ""
+
+
 def _left_out_phrase(models: list[str]) -> str:
     """The method's note on models with a configured caveat, left out of an aggregate."""
     if not models:
@@ -694,6 +702,7 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
         categories=[False, True],
         n_boot=settings.n_boot,
         seed=settings.seed,
+        min_shared=settings.min_shared_items,
     )
     level, method = settings.ci_level, settings.ci_method
     est = np.asarray(boot.matrix.estimate)
@@ -759,6 +768,7 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
                 method=(
                     f"mean pairwise Cohen's kappa over the {len(defined)} pairs of "
                     f"{labels[key]} ({rv.round} round; each pair on the items it shares)"
+                    + _sparse_phrase(groups, ga, gb, len(block), settings.min_shared_items)
                     + ("" if key == "human_human" else _left_out_phrase(left_out))
                 ),
                 code=code,

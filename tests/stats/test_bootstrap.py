@@ -362,3 +362,31 @@ def test_bad_inputs_are_errors():
     res = bootstrap_pairwise_kappa(df, n_boot=5)
     with pytest.raises(ValueError, match="scalar"):
         res.matrix.ci()
+
+
+def test_sparse_pairs_leave_out_pairs_under_the_shared_minimum() -> None:
+    """A pair on fewer than ``min_shared`` items gets no kappa and leaves the group mean."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for item in range(60):
+        truth = bool(rng.random() < 0.5)
+        raters = ["a", "b"] + (["c"] if item < 5 else [])  # c shares 5 items with a and b
+        for r in raters:
+            label = truth if rng.random() < 0.85 else not truth
+            rows.append({"item": item, "rater": r, "label": label, "user": item // 3})
+    df = pd.DataFrame(rows)
+    groups = dict.fromkeys("abc", "human")
+    sparse_ = bs.bootstrap_pairwise_kappa(
+        df, groups=groups, cluster="user", n_boot=50, seed=1, min_shared=30
+    )
+    assert sparse_.pairs == (("a", "b"),)
+    assert list(sparse_.n_shared) == [60]
+    ab = cohen_kappa_score(*(df[df.rater == r].set_index("item").label for r in "ab"))
+    assert float(sparse_.group_means["human_human"].estimate) == pytest.approx(ab)
+    full = bs.bootstrap_pairwise_kappa(df, groups=groups, cluster="user", n_boot=50, seed=1)
+    assert len(full.pairs) == 3
+    assert np.array_equal(full.pair("a", "b").replicates, sparse_.pair("a", "b").replicates)
+    none = bs.bootstrap_pairwise_kappa(
+        df, groups=groups, cluster="user", n_boot=5, seed=1, min_shared=100
+    )
+    assert none.pairs == () and none.group_means == {}

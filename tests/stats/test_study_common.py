@@ -31,6 +31,7 @@ def test_settings_from_rule_config() -> None:
             "ci_method": "bca",
             "cluster": "prompt",
             "multiple_comparisons": "fdr_bh",
+            "min_shared_items": 1,  # tiny fixtures: every pair that meets
         },
         "run.seed": 3,
     }

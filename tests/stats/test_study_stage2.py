@@ -20,6 +20,7 @@ CFG = {
     "ci_method": "percentile",
     "cluster": "user",
     "multiple_comparisons": "holm",
+    "min_shared_items": 1,  # tiny fixtures: every pair that meets
     "seed": 7,
 }
 

@@ -1,0 +1,309 @@
+"""The workflow on worlds 1, 10 and 100 times the study: per-rule time and memory, growth.
+
+    python benchmarks/bench_scale.py [--scales 1 10 100] [--cores 2] [--not-run 100]
+
+For each K a world is simulated (``recenter simulate --scale K``; K = 1 is the committed
+world) and the workflow's data, statistics, interventions and paper rules run on it as a
+dataset of its own (``data=bundled data.root=<world> data.name=sim-scale-K models=none``: no
+model is called) in a fresh copy of the repository (``workflow_bench.fresh_copy``). Each
+rule's wall time, CPU time and peak RSS come from its Snakemake ``benchmark:`` file
+(``rule_table``); the run's total wall time and the peak memory of its whole process tree
+from ``process_memory``.
+
+Growth is the slope of log(time) and log(memory) against log(judgments) between the two
+largest scales run, *net of each job's start-up*: a job's start-up time and memory are
+taken as the median of the rules that do constant work (``CONSTANT_RULES``: Python, imports,
+config), and subtracted per job before the ratio. ``n log n`` between those scales has the
+slope ``NLOGN``; a rule above it (by more than ``TOLERANCE``, timing noise on a shared
+machine) is flagged. Rules that run a local model over texts (MiniLM embeddings, the
+explicit-mention detector) are reported apart, as texts per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pyarrow.parquet as pq
+from results_io import update_readme, update_results
+from rule_table import rule_table
+from workflow_bench import REPO_ROOT, fresh_copy, snakemake
+
+WORK = REPO_ROOT / "benchmarks" / ".work"
+#: rules whose work does not depend on the data's size: their time is a job's start-up
+CONSTANT_RULES = ("resolved_config", "software_environment", "dataset_description")
+#: rules that run a local model over texts, timed apart (texts/s), outside the time target
+MODEL_RULES = {"text_embeddings": "embeddings", "explicit_mentions": "responses"}
+#: tables whose rows are judgments (a stage-1 label, a stage-2 vote, a stage-3 rating)
+JUDGMENT_TABLES = ("attribute_judgments", "relevance_votes", "preference_ratings")
+TOLERANCE = 0.15
+TARGET_MINUTES, TARGET_GB = 20, 8
+
+
+def overrides(world: Path, k: int) -> str:
+    """The Hydra overrides of the scale-K dataset (simulated, own results folder, no models)."""
+    return f"data=bundled data.root={world} data.name=sim-scale-{k} models=none"
+
+
+def command(k: int, cores: int) -> str:
+    """The exact commands that reproduce one row (for rows that were not run)."""
+    world = f"benchmarks/.work/scale-worlds/{k}"
+    sim = "" if k == 1 else f"python -m analysis.cli simulate --scale {k} --out {world} && "
+    root = "data/raw/bundled" if k == 1 else f"$PWD/{world}"
+    return (
+        f"{sim}snakemake --workflow-profile workflow/profiles/default --cores {cores} "
+        f'--config overrides="{overrides(Path(root), k)}"'
+    )
+
+
+def world_for(k: int) -> tuple[Path, float | None]:
+    """The scale-K world (K = 1: the committed one) and the seconds it took to write."""
+    if k == 1:
+        return REPO_ROOT / "data" / "raw" / "bundled", 0.0
+    out = WORK / "scale-worlds" / str(k)
+    card = out / "README.md"
+    if card.is_file() and f"--scale {k} " in card.read_text():
+        return out, None  # written before (deterministic): not timed again
+    if out.exists():
+        shutil.rmtree(out)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "analysis.cli", "simulate", "--scale", str(k), "--out", str(out)],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        check=True,
+    )
+    return out, time.perf_counter() - start
+
+
+def rows_of(folder: Path, names: tuple[str, ...]) -> int:
+    """Rows of the parquet tables ``names`` in ``folder`` (from their metadata)."""
+    return sum(pq.read_metadata(folder / f"{n}.parquet").num_rows for n in names)
+
+
+def texts_of(results: Path, rule: str) -> int:
+    """Texts a local-model rule went through (rows of what it wrote)."""
+    if rule == "text_embeddings":
+        return sum(pq.read_metadata(p).num_rows for p in (results / "embeddings").glob("*.parquet"))
+    return rows_of(results / "tables", ("responses",))
+
+
+def run_scale(copy: Path, k: int, cores: int) -> dict:
+    """Simulate, run and measure the scale-K dataset in ``copy``."""
+    world, sim_s = world_for(k)
+    name = f"sim-scale-{k}"
+    for folder in (f"results/{name}", f"logs/{name}", f"paper/build/{name}"):
+        shutil.rmtree(copy / folder, ignore_errors=True)
+    load = os.getloadavg()
+    run = snakemake(
+        copy,
+        "--workflow-profile",
+        "workflow/profiles/default",
+        "--cores",
+        str(cores),
+        "--config",
+        f"overrides={overrides(world, k)}",
+    )
+    table = rule_table(copy / "logs" / name / "benchmarks")
+    results = copy / "results" / name
+    n = rows_of(results / "tables", JUDGMENT_TABLES)
+    constant = table.loc[[r for r in CONSTANT_RULES if r in table.index]]
+    per_job = table.assign(
+        wall_per_job=table["wall_s"] / table["jobs"], cpu_per_job=table["cpu_s"] / table["jobs"]
+    )
+    models = {
+        rule: {
+            "wall_s": float(table.loc[rule, "wall_s"]),
+            "texts": texts_of(results, rule),
+            "texts_per_s": round(texts_of(results, rule) / max(table.loc[rule, "wall_s"], 1e-9), 1),
+            "max_rss_mb": float(table.loc[rule, "max_rss_mb"]),
+        }
+        for rule in MODEL_RULES
+        if rule in table.index
+    }
+    return {
+        "k": k,
+        "judgments": n,
+        "simulate_s": None if sim_s is None else round(sim_s, 1),
+        "total_wall_s": round(run.seconds, 1),
+        "total_cpu_s": round(run.cpu_seconds, 1),
+        "peak_tree_rss_mb": round(run.tree.peak_tree_bytes / 2**20, 1),
+        "largest_process_rss_mb": round(run.max_child_rss_bytes / 2**20, 1),
+        "load_before": [round(x, 2) for x in load],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "startup_s": float(statistics.median(constant["wall_s"] / constant["jobs"])),
+        "startup_rss_mb": float(statistics.median(constant["max_rss_mb"])),
+        "rules": {
+            rule: {
+                "jobs": int(row["jobs"]),
+                "wall_s": float(row["wall_s"]),
+                "cpu_s": float(row["cpu_s"]),
+                "max_rss_mb": float(row["max_rss_mb"]),
+            }
+            for rule, row in per_job.iterrows()
+        },
+        "model_rules": models,
+        "command": command(k, cores),
+    }
+
+
+def growth(a: dict, b: dict) -> dict:
+    """Per rule: slopes of time and memory in judgments between runs ``a`` and ``b``."""
+    ratio = math.log(b["judgments"] / a["judgments"])
+    nlogn = math.log(b["judgments"] * math.log(b["judgments"])) - math.log(
+        a["judgments"] * math.log(a["judgments"])
+    )
+    out = {}
+    for rule, rb in b["rules"].items():
+        ra = a["rules"].get(rule)
+        if ra is None or rule in CONSTANT_RULES:
+            continue
+        ta = ra["wall_s"] - ra["jobs"] * a["startup_s"]
+        tb = rb["wall_s"] - rb["jobs"] * b["startup_s"]
+        ma, mb = ra["max_rss_mb"] - a["startup_rss_mb"], rb["max_rss_mb"] - b["startup_rss_mb"]
+        time_slope = math.log(tb / ta) / ratio if ta > 0.5 and tb > 0 else None
+        mem_slope = math.log(mb / ma) / ratio if ma > 20 and mb > 0 else None
+        out[rule] = {
+            "time_slope": None if time_slope is None else round(time_slope, 2),
+            "memory_slope": None if mem_slope is None else round(mem_slope, 2),
+            "above_nlogn": bool(time_slope is not None and time_slope > nlogn / ratio + TOLERANCE),
+        }
+    return {"between": [a["k"], b["k"]], "nlogn_slope": round(nlogn / ratio, 3), "rules": out}
+
+
+def machine() -> dict:
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "processor": platform.processor() or platform.machine(),
+    }
+
+
+def section(payload: dict) -> str:
+    """The README section: one row per scale, the slowest rules, growth, model throughput."""
+    runs, lines = payload["runs"], ["<!-- scale:start -->", "## Scale: 1, 10, 100 times the study"]
+    lines += [
+        "",
+        "`python benchmarks/bench_scale.py` (no model calls; a fresh copy; "
+        f"{payload['machine']['cpus']} CPUs, {payload['machine']['memory_gb']} GB, "
+        f"{payload['machine']['platform']}). The machine was shared: load averages (1, 5, 15 min) "
+        "before and after each run are given. Targets: K = 100 under "
+        f"{TARGET_MINUTES} min with peak memory under {TARGET_GB} GB on 2 cores; no rule "
+        "growing faster than n log n in judgments.",
+        "",
+        "| K | judgments | simulate s | workflow wall s | CPU s | peak tree RSS MB "
+        "| largest process MB | load before | load after |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for k in payload["scales"]:
+        r = runs.get(str(k))
+        if r is None:
+            lines.append(f"| {k} | not run | | | | | | | |")
+            continue
+        lines.append(
+            f"| {k} | {r['judgments']} | {r['simulate_s']} | {r['total_wall_s']} "
+            f"| {r['total_cpu_s']} | {r['peak_tree_rss_mb']} | {r['largest_process_rss_mb']} "
+            f"| {r['load_before']} | {r['load_after']} |"
+        )
+    for k in payload["not_run"]:
+        lines += ["", f"K = {k} was not run here; its command: `{command(k, payload['cores'])}`"]
+    biggest = runs[str(max(int(k) for k in runs))]
+    top = sorted(biggest["rules"].items(), key=lambda kv: -kv[1]["wall_s"])[:10]
+    lines += [
+        "",
+        f"Slowest rules at K = {biggest['k']} (wall s, peak RSS MB; start-up per job "
+        f"{biggest['startup_s']:.1f} s):",
+        "",
+        "| rule | jobs | wall s | CPU s | peak RSS MB |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {rule} | {v['jobs']} | {v['wall_s']} | {v['cpu_s']} | {v['max_rss_mb']} |"
+        for rule, v in top
+    ]
+    g = payload.get("growth")
+    if g:
+        flagged = [r for r, v in g["rules"].items() if v["above_nlogn"]]
+        slopes = sorted(
+            ((r, v) for r, v in g["rules"].items() if v["time_slope"] is not None),
+            key=lambda kv: -kv[1]["time_slope"],
+        )[:8]
+        lines += [
+            "",
+            f"Growth between K = {g['between'][0]} and K = {g['between'][1]} (slope of log time "
+            f"in log judgments, net of start-up; n log n is {g['nlogn_slope']}): "
+            + ("rules above it: " + ", ".join(flagged) if flagged else "no rule above it")
+            + ".",
+            "",
+            "| rule | time slope | memory slope |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {r} | {v['time_slope']} | {v['memory_slope']} |" for r, v in slopes]
+    model_rows = [(r["k"], rule, v) for r in runs.values() for rule, v in r["model_rules"].items()]
+    if model_rows:
+        lines += [
+            "",
+            "Local-model rules (outside the time target): texts per second",
+            "",
+            "| K | rule | texts | wall s | texts/s | peak RSS MB |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {k} | {rule} | {v['texts']} | {v['wall_s']} | {v['texts_per_s']} "
+            f"| {v['max_rss_mb']} |"
+            for k, rule, v in model_rows
+        ]
+    if payload.get("slurm"):
+        lines += ["", payload["slurm"]]
+    lines.append("<!-- scale:end -->")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--not-run", type=int, nargs="*", default=[], help="listed, not run")
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--slurm-note", default="", help="a sentence on the SLURM K = 10 run")
+    args = parser.parse_args()
+    copy = fresh_copy(WORK / "scale-copy")
+    runs: dict[str, dict] = {}
+    for k in args.scales:
+        if k in args.not_run:
+            continue
+        runs[str(k)] = run_scale(copy, k, args.cores)
+        publish(args, runs)  # after every scale, so a long run leaves what it measured
+    ran = sorted(int(k) for k in runs)
+    print(pd.DataFrame(runs[str(ran[-1])]["rules"]).T.sort_values("wall_s").tail(12))
+
+
+def publish(args: argparse.Namespace, runs: dict[str, dict]) -> None:
+    """Write results.json key ``scale`` and the README section from the runs so far."""
+    ran = sorted(int(k) for k in runs)
+    payload = {
+        "machine": machine(),
+        "cores": args.cores,
+        "scales": args.scales,
+        "not_run": [k for k in args.scales if str(k) not in runs],
+        "runs": runs,
+        "growth": growth(runs[str(ran[-2])], runs[str(ran[-1])]) if len(ran) >= 2 else None,
+        "slurm": args.slurm_note,
+    }
+    update_results("scale", payload)
+    update_readme("scale", section(payload))
+
+
+if __name__ == "__main__":
+    main()
