@@ -34,6 +34,11 @@ class Record:
     published figure as the study worded it): the paper prints the text, and the value keeps
     the record numeric for sorting, diffs and claims. Records without it are written without
     the field, so adding it changed no existing ``numbers.json`` byte.
+
+    ``ci_level`` is the confidence level of the interval, set where the interval was made
+    (from :class:`analysis.stats.interval.Interval`), so a reader of the record (the paper's
+    "95% CI" text) never searches the record's config for it. Like ``text`` it is written only
+    when set.
     """
 
     key: str
@@ -48,6 +53,7 @@ class Record:
     unit: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     text: str | None = None
+    ci_level: float | None = None
 
     def __post_init__(self) -> None:
         if not self.key or any(c.isspace() for c in self.key):
@@ -64,6 +70,10 @@ class Record:
         format(self.value, self.fmt)  # raises on a bad format spec
         if self.text is not None and not self.text.strip():
             raise RecordError(f"record {self.key}: text, when given, must be non-empty")
+        if self.ci_level is not None and not 0.0 < self.ci_level < 1.0:
+            raise RecordError(
+                f"record {self.key}: ci_level must lie in (0, 1), got {self.ci_level!r}"
+            )
 
     def display(self) -> str:
         """The value as the paper prints it (the text of a coded record)."""
@@ -150,8 +160,9 @@ def attach_provenance(
         if rec.key in out:
             raise RecordError(f"rule {rule} produced key {rec.key} twice")
         body = {k: _to_json_number(v) for k, v in asdict(rec).items() if k != "extra"}
-        if rec.text is None:
-            del body["text"]
+        for optional in ("text", "ci_level"):
+            if body[optional] is None:
+                del body[optional]
         body["extra"] = rec.extra
         body["display"] = rec.display()
         body.update(provenance)

@@ -426,16 +426,55 @@ class Stage3Config:
 
 
 @dataclass
-class StagesConfig:
-    """``stages``: the three stages' model-call steps, baselines, mentions and controls."""
+class CallStepCommon:
+    """The ``stages`` keys every model-call step reads: answer repairs and the label form."""
 
     repair_attempts: int
     repair_echo_chars: int
     label_format: LabelFormat
+
+
+@dataclass
+class Stage1StepConfig(CallStepCommon):
+    """The ``stages`` subtree a stage-1 model-call rule receives (its params hold only this, so
+    a change to another stage's section reruns none of its calls)."""
+
+    stage1: Stage1Config
+
+
+@dataclass
+class Stage2StepConfig(CallStepCommon):
+    """The ``stages`` subtree a stage-2 model-call rule receives."""
+
+    stage2: Stage2Config
+
+
+@dataclass
+class Stage3StepConfig(CallStepCommon):
+    """The ``stages`` subtree a stage-3 model-call rule receives."""
+
+    stage3: Stage3Config
+
+
+@dataclass
+class StagesConfig(CallStepCommon):
+    """``stages``: the three stages' model-call steps, baselines, mentions and controls.
+
+    It extends :class:`CallStepCommon`, so a whole ``stages`` tree serves wherever one step's
+    subtree does (tests pass it to the step functions)."""
+
     caveats: dict[str, str]
     stage1: Stage1Config
     stage2: Stage2Config
     stage3: Stage3Config
+
+
+#: ``stages.<section>`` of a model-call step -> the typed subtree its rule receives
+CALL_STEP_CONFIGS: dict[str, type[CallStepCommon]] = {
+    "stage1": Stage1StepConfig,
+    "stage2": Stage2StepConfig,
+    "stage3": Stage3StepConfig,
+}
 
 
 @dataclass

@@ -75,19 +75,22 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     input names, in its order. ``params.store``, set when files move through a storage
     provider, is the call store on the shared claim (``call_store_root``).
     """
+    from analysis.settings import CALL_STEP_CONFIGS, LlmConfig, RunConfig, from_params
     from analysis.stages.prompts import PromptSet
     from analysis.stages.requests import caller_from_config
-    from analysis.stages.rule_support import nested
     from analysis.stages.shards import Shard, write_shard_table
     from analysis.stages.steps import CALL_STEPS
     from analysis.workflow_config import overrides_from_snakemake, runtime_llm_keys
 
     step = CALL_STEPS[smk.rule]
-    cfg = nested(smk.params.cfg)
-    shard = Shard(int(smk.wildcards.shard), int(cfg["llm"]["shards"]))
-    prompts = PromptSet.from_config(cfg["prompts"])
+    params = smk.params.cfg  # dotted subtree paths -> plain values (workflow_config.subtree)
+    stages = {k.removeprefix("stages."): v for k, v in params.items() if k.startswith("stages.")}
+    step_cfg = from_params(CALL_STEP_CONFIGS[step.config_stage], stages, "stages")
+    seed = from_params(RunConfig, {"seed": params["run.seed"]}, "run").seed
     repo = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
-    llm = {**cfg["llm"], **runtime_llm_keys(smk.config, repo / "config")}
+    llm = {**params["llm"], **runtime_llm_keys(smk.config, repo / "config")}
+    shard = Shard(int(smk.wildcards.shard), from_params(LlmConfig, llm, "llm").shards)
+    prompts = PromptSet.from_config(params["prompts"])
     if smk.params.get("store"):  # the store on a storage provider's shared claim (cluster.md)
         llm["store"] = smk.params.store
     caller = caller_from_config(
@@ -101,7 +104,7 @@ def run_model_step(smk: Any) -> pd.DataFrame:
         overrides=shlex.join(overrides_from_snakemake(smk.config)),
     )
     tables = [pd.read_parquet(smk.input[name]) for name in step.inputs]
-    table = step.run(*tables, cfg["stages"], prompts, caller, int(cfg["run"]["seed"]), shard=shard)
+    table = step.run(*tables, step_cfg, prompts, caller, seed, shard=shard)
     write_shard_table(table, smk.output.table)
     logging.getLogger(f"rule.{smk.rule}").info(
         "%s, shard %s of %s: %d %s, %s",

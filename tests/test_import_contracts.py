@@ -31,3 +31,24 @@ def test_statistics_and_records_import_without_hydra() -> None:
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+#: the data modules the simulator may import (the canonical schemas, their vocabulary and the
+#: error type the schemas raise); every other data module is forbidden to it by name
+SIMULATOR_MAY_IMPORT = {"analysis.data.schemas", "analysis.data.vocabulary", "analysis.data.errors"}
+
+
+def test_simulator_contract_names_every_other_data_module() -> None:
+    """A new data module is forbidden to the simulator unless the contract is changed on purpose."""
+    import configparser
+    import pkgutil
+
+    import analysis.data
+
+    parser = configparser.ConfigParser()
+    parser.read(REPO_ROOT / ".importlinter")
+    section = parser["importlinter:contract:simulator-sees-only-data"]
+    forbidden = set(section["forbidden_modules"].split())
+    modules = {f"analysis.data.{m.name}" for m in pkgutil.iter_modules(analysis.data.__path__)}
+    expected = modules - SIMULATOR_MAY_IMPORT
+    assert {m for m in forbidden if m.startswith("analysis.data")} == expected

@@ -21,9 +21,8 @@ from analysis.data.jsonl import Rec, read_jsonl
 from analysis.data.layout import AnnotationFile, ModelFile
 from analysis.data.raters import normalize_human_rater, normalize_model_id
 from analysis.data.schemas import GRADED_LABELS
-from analysis.data.vocabulary import ACCEPTED, FLAG_REASONS
+from analysis.data.vocabulary import ACCEPTED, FLAG_REASONS, TOOL_STAGE1_LABELS
 
-STAGE1_LABELS: dict[str, str] = {"ok": "accepted", "bad": "rejected", "unsure": "uncertain"}
 #: graded stage-2 labels that count as YES ("should change the response explicitly or implicitly")
 GRADED_YES = frozenset({"necessary_explicit", "necessary_implicit"})
 #: the graded task's default: the annotator never set a rating
@@ -87,9 +86,9 @@ def _stage1_label(rec: Rec) -> str | None:
     label = rec.nullable("judgment", str)
     if label is None:
         return None
-    if label not in STAGE1_LABELS:
+    if label not in TOOL_STAGE1_LABELS:
         raise rec.error("judgment", f"unknown label {label!r} (expected ok, bad or unsure)")
-    return STAGE1_LABELS[label]
+    return TOOL_STAGE1_LABELS[label]
 
 
 def _flag_reason(judgment: Rec, label: str) -> str | None:

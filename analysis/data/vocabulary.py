@@ -35,6 +35,9 @@ ACCEPTED: Final = "accepted"
 UNCERTAIN: Final = "uncertain"
 REJECTED: Final = "rejected"
 STAGE1_LABELS: Final = (ACCEPTED, UNCERTAIN, REJECTED)
+#: the annotation tool's spelling of each stage-1 label (task-1 / task-4 files): the adapter
+#: reads it, the simulator writes it
+TOOL_STAGE1_LABELS: Final = {"ok": ACCEPTED, "bad": REJECTED, "unsure": UNCERTAIN}
 #: why a person did not accept an attribute (``flag_reason`` of a non-accepted judgment): the
 #: study's two named failure modes and the rest. A structured field of the judgment, never
 #: inferred from the free-text note.

@@ -20,8 +20,8 @@ import pandas as pd
 
 from analysis.figures.estimates import (
     CI_NOTE,
-    Estimate,
     FigureDataError,
+    RecordPoint,
     Records,
     draw_intervals,
     estimate,
@@ -197,7 +197,7 @@ def attribute_quality_figure(
                     bar.set_hatch("////")
             left += width
         positions: list[float] = []
-        ests: list[Estimate] = []
+        ests: list[RecordPoint] = []
         for pos, key in zip(ypos_arr, rows["record"], strict=True):
             est = estimate(records, f"stage1.acceptance_rate.{key}")
             if est is not None:

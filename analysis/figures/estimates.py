@@ -28,8 +28,12 @@ class FigureDataError(ValueError):
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """One record's value with its interval (``None`` bounds when the record has no CI)."""
+class RecordPoint:
+    """One record's value and interval as a figure draws it (``None`` bounds: no CI).
+
+    A plotting row read back from ``numbers.json`` (it keeps the key and the record for
+    labels), not an interval type: intervals are made only in :mod:`analysis.stats.interval`.
+    """
 
     key: str
     value: float
@@ -53,8 +57,8 @@ def _number(key: str, field: str, raw: Any) -> float | None:
     return value
 
 
-def estimate(records: Records, key: str) -> Estimate | None:
-    """The record ``key`` as an :class:`Estimate`, or ``None`` when the dataset lacks it."""
+def estimate(records: Records, key: str) -> RecordPoint | None:
+    """The record ``key`` as an :class:`RecordPoint`, or ``None`` when the dataset lacks it."""
     rec = records.get(key)
     if rec is None:
         return None
@@ -68,11 +72,11 @@ def estimate(records: Records, key: str) -> Estimate | None:
         raise FigureDataError(f"record {key}: has only one of 'ci_low' and 'ci_high'")
     if low is not None and high is not None and low > high:
         raise FigureDataError(f"record {key}: 'ci_low' {low} is above 'ci_high' {high}")
-    return Estimate(key=key, value=value, low=low, high=high, record=rec)
+    return RecordPoint(key=key, value=value, low=low, high=high, record=rec)
 
 
-def estimates_under(records: Records, prefix: str) -> dict[str, Estimate]:
-    """``name -> Estimate`` for every key ``<prefix>.<name>`` (names may contain dots,
+def estimates_under(records: Records, prefix: str) -> dict[str, RecordPoint]:
+    """``name -> RecordPoint`` for every key ``<prefix>.<name>`` (names may contain dots,
     as model ids like ``gpt-5.4`` do), sorted by name."""
     head = prefix.rstrip(".") + "."
     out = {}
@@ -87,7 +91,7 @@ def estimates_under(records: Records, prefix: str) -> dict[str, Estimate]:
 def draw_intervals(
     ax: Axes,
     positions: Sequence[float],
-    estimates: Sequence[Estimate],
+    estimates: Sequence[RecordPoint],
     *,
     horizontal: bool = False,
     color: str = CI_COLOUR,
@@ -127,7 +131,7 @@ def draw_intervals(
     return coll
 
 
-def interval_text(est: Estimate, fmt: str = ".2f") -> str:
+def interval_text(est: RecordPoint, fmt: str = ".2f") -> str:
     """``0.43 [0.38, 0.48]`` (or the value alone without a CI), for labels on a figure."""
     text = format(est.value, fmt)
     if est.has_ci:

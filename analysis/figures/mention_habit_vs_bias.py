@@ -22,7 +22,7 @@ from matplotlib.ticker import PercentFormatter
 
 from analysis.figures.estimates import (
     CI_NOTE,
-    Estimate,
+    RecordPoint,
     Records,
     draw_intervals,
     estimate,
@@ -180,9 +180,9 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
 
 def excluded_models(
     models: list[str],
-    rates: Mapping[str, Estimate],
-    deltas: Mapping[str, Estimate],
-    rho: Estimate | None,
+    rates: Mapping[str, RecordPoint],
+    deltas: Mapping[str, RecordPoint],
+    rho: RecordPoint | None,
 ) -> list[str]:
     """The plotted models the correlation leaves out: those the Spearman record names as
     excluded, and any whose rate or delta record carries a caveat (e.g. a near-random model)."""

@@ -27,7 +27,7 @@ from matplotlib.axes import Axes
 
 from analysis.figures.estimates import (
     CI_NOTE,
-    Estimate,
+    RecordPoint,
     Records,
     draw_intervals,
     estimate,
@@ -76,7 +76,7 @@ class RaterScores:
     round: str
     rater: str
     kind: str
-    metrics: dict[str, Estimate]
+    metrics: dict[str, RecordPoint]
 
 
 def rater_kind(record: dict) -> str:
@@ -217,7 +217,7 @@ def _draw_vs_rest(
     ax: Axes, records: Records, rnd: str, raters: list[RaterScores], positions: np.ndarray
 ) -> list[str]:
     """Diamonds (with intervals) of each model's F1 against the ceiling's references."""
-    drawn: list[tuple[float, Estimate]] = []
+    drawn: list[tuple[float, RecordPoint]] = []
     for pos, s in zip(positions, raters, strict=True):
         est = estimate(records, f"stage2.{rnd}.vs_rest.f1.{s.rater}")
         if s.kind == "model" and est is not None:

@@ -43,8 +43,9 @@ from analysis.learn.verifier import VerifierResult
 from analysis.provenance import Record
 from analysis.seeds import SeedScheme, derive_seed
 from analysis.settings import StatsConfig
+from analysis.stats.interval import Interval
+from analysis.stats.study_common import DISAGREEMENT_EXPLAINED, RESAMPLE_TEST, resample_test
 from analysis.stats.weighted_bootstrap import (
-    Estimate,
     Statistic,
     bootstrap,
     choose_unit,
@@ -60,17 +61,33 @@ from analysis.stats.weighted_bootstrap import (
 UNIT_WORDS = {"user": "users", "prompt": "prompts", "item": "items"}
 
 
-def _ci_sentence(est: Estimate, stats: StatsConfig) -> str:
-    unit = UNIT_WORDS.get(est.unit, est.unit)
+def _ci_sentence(est: Interval, stats: StatsConfig) -> str:
+    res = est.resamples
+    assert res is not None  # the weighted bootstrap keeps its resamples
+    unit = UNIT_WORDS.get(res.cluster, res.cluster)
     fallback = (
         ""
-        if est.unit != "item"
+        if res.cluster != "item"
         else " (too few users/prompts among the evaluated rows for a cluster bootstrap)"
     )
     return (
-        f"{stats.ci_level:.0%} {est.ci_method} bootstrap CI over {est.n_clusters} {unit}{fallback} "
-        f"({est.n_boot} resamples, held-out predictions fixed)."
+        f"{stats.ci_level:.0%} {est.method} bootstrap CI over {res.n_clusters} {unit}{fallback} "
+        f"({res.n_boot} resamples, held-out predictions fixed)."
     )
+
+
+def _test_sentence(null: float, stats: StatsConfig) -> str:
+    """The method sentence of a resample test of ``null`` (see ``resample_test``)."""
+    text = (
+        f" Test of {null:g}: {RESAMPLE_TEST}; p = 2 x the smaller share of resamples on either "
+        f"side of {null:g} (floored at 1/B)"
+    )
+    if stats.ci_method == "bca":
+        text += (
+            "; the p-value inverts the percentile interval, so with the BCa interval printed "
+            f"here the two {DISAGREEMENT_EXPLAINED} near the boundary"
+        )
+    return text + "."
 
 
 class _Builder:
@@ -102,7 +119,10 @@ class _Builder:
         method: str,
         code: str,
         extra: dict[str, object] | None = None,
+        test_null: float | None = None,
     ) -> None:
+        """Bootstrap ``stat`` and add its record; with ``test_null``, a test of that value on
+        the interval's own resamples (a difference's p-value, same resampling unit)."""
         est = bootstrap(
             stat,
             self.clusters,
@@ -114,22 +134,27 @@ class _Builder:
         )
         if est is None:  # undefined on these data: the key stays absent
             return
+        assert est.resamples is not None
+        test = {} if test_null is None else resample_test(est.resamples, test_null)
         self.records.append(
             Record(
                 key=key,
                 value=est.value,
                 fmt=fmt,
-                method=f"{method} {_ci_sentence(est, self.stats)}",
+                method=f"{method} {_ci_sentence(est, self.stats)}"
+                + (_test_sentence(float(test["null"]), self.stats) if test else ""),
                 code=code,
-                ci_low=est.ci_low,
-                ci_high=est.ci_high,
+                ci_low=est.low,
+                ci_level=est.level,
+                ci_high=est.high,
                 n=est.n,
                 seed=self.seed,
                 extra={
-                    "bootstrap_unit": est.unit,
-                    "n_clusters": est.n_clusters,
-                    "n_boot_valid": est.n_boot_valid,
+                    "bootstrap_unit": est.resamples.cluster,
+                    "n_clusters": est.resamples.n_clusters,
+                    "n_boot_valid": int(est.resamples.n_valid),
                     **(extra or {}),
+                    **test,
                 },
             )
         )
@@ -331,6 +356,7 @@ def _versus_zero_shot(
             "same attributes, the difference computed on each resample (paired).",
             code,
             extra,
+            test_null=0.0,
         )
 
 
@@ -439,6 +465,7 @@ def relevance_records(
                     f"{rater}, both {on_items} (paired: the difference on each resample).",
                     code,
                     {**extra, "rater": rater, "rater_kind": kind},
+                    test_null=0.0,
                 )
     return records
 

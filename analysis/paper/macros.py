@@ -51,9 +51,6 @@ RESERVED_MACROS = frozenset(
     }
 )
 
-#: the default confidence level of a record's interval (issue 8: every CI is 95%)
-DEFAULT_CI_LEVEL = 0.95
-
 
 def check_key(key: str) -> str:
     """Return ``key`` if it can be a macro name and a link target, else raise naming it."""
@@ -97,22 +94,18 @@ def alias_map(keys: Iterable[str]) -> dict[str, str]:
 
 
 def ci_level_of(record: Mapping[str, Any]) -> float:
-    """The record's confidence level: ``extra.ci_level``, else ``ci_level`` in its config."""
-    extra = record.get("extra") or {}
-    if isinstance(extra.get("ci_level"), int | float):
-        return float(extra["ci_level"])
+    """The confidence level of a record's interval, as the record carries it (``ci_level``).
 
-    def find(node: Any) -> float | None:
-        if isinstance(node, Mapping):
-            if isinstance(node.get("ci_level"), int | float):
-                return float(node["ci_level"])
-            for child in node.values():
-                found = find(child)
-                if found is not None:
-                    return found
-        return None
-
-    return find(record.get("config")) or DEFAULT_CI_LEVEL
+    The statistics layer sets it where the interval is made; a record with an interval but
+    no level is an error naming the key, never a level guessed from its config.
+    """
+    level = record.get("ci_level")
+    if isinstance(level, bool) or not isinstance(level, int | float):
+        raise RecordError(
+            f"record {record.get('key', '?')}: has an interval but no 'ci_level' (the level is "
+            "set where the interval is made, analysis.stats.interval.Interval)"
+        )
+    return float(level)
 
 
 def display_value(record: Mapping[str, Any]) -> str:

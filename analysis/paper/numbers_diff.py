@@ -18,6 +18,9 @@ from analysis.provenance import load_numbers
 
 #: The fields of a record that the paper shows; everything else is provenance.
 REPORTED_FIELDS: tuple[str, ...] = ("value", "ci_low", "ci_high", "n", "display")
+#: Shown too, but compared only where both files carry it: records written before the field
+#: existed have none, and gaining it is no change of a number.
+COMPARED_WHEN_BOTH: tuple[str, ...] = ("ci_level",)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ def compare_numbers(
     for key in sorted(set(old) & set(new)):
         a, b = old[key], new[key]
         moved = [f for f in REPORTED_FIELDS if not _same(a.get(f), b.get(f))]
+        moved += [
+            f for f in COMPARED_WHEN_BOTH if f in a and f in b and not _same(a.get(f), b.get(f))
+        ]
         if not moved:
             continue
         core_same = _same(a.get("value"), b.get("value")) and _same(a.get("n"), b.get("n"))

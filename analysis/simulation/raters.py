@@ -30,8 +30,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import expit, logit
 
-from analysis.data.judgment_files import STAGE1_LABELS as TOOL_STAGE1_LABELS
-from analysis.data.vocabulary import ACCEPTED, REJECTED, UNCERTAIN
+from analysis.data.vocabulary import ACCEPTED, REJECTED, TOOL_STAGE1_LABELS, UNCERTAIN
 
 # --------------------------------------------------------------------------- stage 1
 

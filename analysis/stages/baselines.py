@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +28,7 @@ from analysis.data.text_tokens import word_tokens
 from analysis.data.vocabulary import HUMAN_MAJORITY
 from analysis.provenance import Record
 from analysis.seeds import SeedScheme, derive_seed
+from analysis.settings import BaselinesConfig, StatsConfig
 from analysis.stages.selection import split_groups
 from analysis.stats.baseline_scores import BaselineSplit, baseline_score_records
 
@@ -235,16 +235,14 @@ def baseline_step(
     prompt_vectors: Mapping[str, np.ndarray],
     attribute_vectors: Mapping[str, np.ndarray],
     *,
-    baselines_cfg: Mapping[str, Any],
-    stats_cfg: Mapping[str, Any],
+    baselines: BaselinesConfig,
+    stats: StatsConfig,
     seed: int,
 ) -> tuple[pd.DataFrame, list[Record]]:
     """Both baselines on every round with a human majority: their votes and records."""
     items = gold_items(votes, prompts_table, attributes)
     scores = {
-        BM25: bm25_scores(
-            items, k1=float(baselines_cfg["bm25_k1"]), b=float(baselines_cfg["bm25_b"])
-        ),
+        BM25: bm25_scores(items, k1=float(baselines.bm25_k1), b=float(baselines.bm25_b)),
         EMBEDDING: embedding_scores(items, prompt_vectors, attribute_vectors),
     }
     evaluations: list[BaselineEvaluation] = []
@@ -253,11 +251,11 @@ def baseline_step(
             items,
             sc,
             name,
-            dev_fraction=float(baselines_cfg["dev_fraction"]),
+            dev_fraction=float(baselines.dev_fraction),
             seed=seed,
-            n_boot=int(stats_cfg["n_boot"]),
-            ci_level=float(stats_cfg["ci_level"]),
-            ci_method=str(stats_cfg["ci_method"]),
+            n_boot=stats.n_boot,
+            ci_level=float(stats.ci_level),
+            ci_method=str(stats.ci_method),
         )
     records = [r for e in evaluations for r in e.records]
     return baseline_votes_frame(evaluations), records

@@ -24,6 +24,7 @@ import pandas as pd
 
 from analysis.provenance import Record
 from analysis.seeds import stable_hash
+from analysis.settings import StatsConfig
 from analysis.stages.judging import (
     ITEM_KEY,
     item_key,
@@ -152,7 +153,7 @@ def combine_controls(
     control_tables: Sequence[pd.DataFrame],
     judged_tables: Sequence[pd.DataFrame],
     *,
-    stats_cfg: Mapping[str, Any],
+    stats: StatsConfig,
     seed: int,
     caveats: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[Record]]:
@@ -165,9 +166,9 @@ def combine_controls(
             main,
             ctl,
             judge=model,
-            n_boot=int(stats_cfg["n_boot"]),
-            ci_level=float(stats_cfg["ci_level"]),
-            ci_method=str(stats_cfg["ci_method"]),
+            n_boot=stats.n_boot,
+            ci_level=float(stats.ci_level),
+            ci_method=str(stats.ci_method),
             seed=derive_seed(seed, "stage3.controls.bootstrap", scheme=SeedScheme.stages),
             caveat=(caveats or {}).get(model),
         )

@@ -16,25 +16,29 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.settings import (
+    CallStepCommon,
+    Stage1StepConfig,
+    Stage2StepConfig,
+    Stage3StepConfig,
+    StagesConfig,
+)
 from analysis.stages.labels import LabelRequest, label_request
 from analysis.stages.parsing import call_and_parse, parse_response_text
 from analysis.stages.prompts import PromptSet
 from analysis.stages.shards import WHOLE, Shard
 
 
-def _repair(stages_cfg: Mapping[str, Any]) -> dict[str, int]:
-    return {
-        "repair_attempts": int(stages_cfg["repair_attempts"]),
-        "echo_chars": int(stages_cfg["repair_echo_chars"]),
-    }
+def _repair(common: CallStepCommon) -> dict[str, int]:
+    return {"repair_attempts": common.repair_attempts, "echo_chars": common.repair_echo_chars}
 
 
 def _label(
-    kind: str, stages_cfg: Mapping[str, Any], caller: Any, prompts: PromptSet, max_tokens: int
+    kind: str, common: CallStepCommon, caller: Any, prompts: PromptSet, max_tokens: int
 ) -> tuple[LabelRequest, dict[str, Any]]:
     """The label form of this run and the request params (output budget + response format)."""
-    label = label_request(kind, str(stages_cfg["label_format"]), caller.model, prompts)
-    return label, {"max_tokens": int(max_tokens), **label.params}
+    label = label_request(kind, str(common.label_format), caller.model, prompts)
+    return label, {"max_tokens": max_tokens, **label.params}
 
 
 def _call_labels(
@@ -42,7 +46,7 @@ def _call_labels(
     label: LabelRequest,
     caller: Any,
     prompts: PromptSet,
-    stages_cfg: Mapping[str, Any],
+    common: CallStepCommon,
 ) -> list[Any]:
     return call_and_parse(
         requests,
@@ -51,13 +55,13 @@ def _call_labels(
         prompts=prompts,
         repair_kind=label.kind,
         repair_fields=label.repair_fields(),
-        **_repair(stages_cfg),
+        **_repair(common),
     )
 
 
 def extraction_step(
     conversations: pd.DataFrame,
-    stages_cfg: Mapping[str, Any],
+    stages_cfg: Stage1StepConfig | StagesConfig,
     prompts: PromptSet,
     caller: Any,
     seed: int,
@@ -68,22 +72,22 @@ def extraction_step(
     from analysis.stages import extraction
     from analysis.stages.requests import json_response_format
 
-    cfg = stages_cfg["stage1"]
+    cfg = stages_cfg.stage1
     chosen = shard.take(
-        extraction.select_conversations(conversations, cfg["max_conversations_per_model"], seed)
+        extraction.select_conversations(conversations, cfg.max_conversations_per_model, seed)
     )
     params = {
-        "max_tokens": int(cfg["extraction_max_tokens"]),
+        "max_tokens": cfg.extraction_max_tokens,
         "response_format": json_response_format(
             caller.model, extraction.EXTRACTION_SCHEMA, "attributes"
         ),
     }
-    limit = int(cfg["max_attributes_per_conversation"])
+    limit = cfg.max_attributes_per_conversation
     requests = extraction.extraction_requests(
         conversations,
         chosen,
         prompts,
-        max_chars=int(cfg["conversation_chars"]),
+        max_chars=cfg.conversation_chars,
         max_attributes=limit,
         params=params,
     )
@@ -102,7 +106,7 @@ def verification_step(
     attributes: pd.DataFrame,
     judgments: pd.DataFrame,
     conversations: pd.DataFrame,
-    stages_cfg: Mapping[str, Any],
+    stages_cfg: Stage1StepConfig | StagesConfig,
     prompts: PromptSet,
     caller: Any,
     seed: int,
@@ -112,18 +116,18 @@ def verification_step(
     """Stage 1: SUPPORTED/UNSUPPORTED per chosen attribute (one row per attribute)."""
     from analysis.stages import verification
 
-    cfg = stages_cfg["stage1"]
+    cfg = stages_cfg.stage1
     chosen = shard.take(
         verification.select_attributes(
-            attributes, judgments, conversations, cfg["max_attributes_per_model"], seed
+            attributes, judgments, conversations, cfg.max_attributes_per_model, seed
         )
     )
-    label, params = _label("supported", stages_cfg, caller, prompts, cfg["verification_max_tokens"])
+    label, params = _label("supported", stages_cfg, caller, prompts, cfg.verification_max_tokens)
     requests = verification.verification_requests(
         chosen,
         conversations,
         prompts,
-        max_chars=int(cfg["conversation_chars"]),
+        max_chars=cfg.conversation_chars,
         params=params,
         answer_format=label.answer_format,
     )
@@ -135,7 +139,7 @@ def relevance_step(
     items: pd.DataFrame,
     prompts_table: pd.DataFrame,
     attributes: pd.DataFrame,
-    stages_cfg: Mapping[str, Any],
+    stages_cfg: Stage2StepConfig | StagesConfig,
     prompts: PromptSet,
     caller: Any,
     seed: int,
@@ -145,11 +149,11 @@ def relevance_step(
     """Stage 2: YES/NO per chosen item (one row per item)."""
     from analysis.stages import relevance
 
-    cfg = stages_cfg["stage2"]
+    cfg = stages_cfg.stage2
     chosen = shard.take(
-        relevance.select_items(items, prompts_table, attributes, cfg["max_items_per_model"], seed)
+        relevance.select_items(items, prompts_table, attributes, cfg.max_items_per_model, seed)
     )
-    label, params = _label("yes_no", stages_cfg, caller, prompts, cfg["vote_max_tokens"])
+    label, params = _label("yes_no", stages_cfg, caller, prompts, cfg.vote_max_tokens)
     requests = relevance.relevance_requests(
         chosen, prompts, params=params, answer_format=label.answer_format
     )
@@ -161,7 +165,7 @@ def generation_step(
     votes: pd.DataFrame,
     prompts_table: pd.DataFrame,
     attributes: pd.DataFrame,
-    stages_cfg: Mapping[str, Any],
+    stages_cfg: Stage3StepConfig | StagesConfig,
     prompts: PromptSet,
     caller: Any,
     seed: int,
@@ -171,9 +175,9 @@ def generation_step(
     """Stage 3: generic and personalized responses per chosen pair (one row per response)."""
     from analysis.stages import generation
 
-    cfg = stages_cfg["stage3"]
+    cfg = stages_cfg.stage3
     relevant = generation.relevant_attributes(votes)
-    pairs = shard.take(generation.select_pairs(relevant, cfg["max_pairs_per_generator"], seed))
+    pairs = shard.take(generation.select_pairs(relevant, cfg.max_pairs_per_generator, seed))
     requests, rows = generation.generation_requests(
         pairs,
         relevant,
@@ -181,8 +185,8 @@ def generation_step(
         attributes,
         prompts,
         model=caller.model.name,
-        words=int(cfg["response_words"]),
-        params={"max_tokens": int(cfg["generation_max_tokens"])},
+        words=cfg.response_words,
+        params={"max_tokens": cfg.generation_max_tokens},
     )
     outcomes = call_and_parse(
         requests,
@@ -216,7 +220,7 @@ def judging_step(
     ratings: pd.DataFrame,
     prompts_table: pd.DataFrame,
     attributes: pd.DataFrame,
-    stages_cfg: Mapping[str, Any],
+    stages_cfg: Stage3StepConfig | StagesConfig,
     prompts: PromptSet,
     caller: Any,
     seed: int,
@@ -226,19 +230,19 @@ def judging_step(
     """Stage 3: one mapped 1-5 rating per chosen slot (one row per slot)."""
     from analysis.stages import judging
 
-    cfg = stages_cfg["stage3"]
+    cfg = stages_cfg.stage3
     _, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
     chosen = shard.take(
-        judging.in_call_order(judging.select_judge_items(items, cfg["max_ratings_per_judge"], seed))
+        judging.in_call_order(judging.select_judge_items(items, cfg.max_ratings_per_judge, seed))
     )
-    label, params = _label("rating", stages_cfg, caller, prompts, cfg["judge_max_tokens"])
+    label, params = _label("rating", stages_cfg, caller, prompts, cfg.judge_max_tokens)
     requests, orders = judging.judge_requests(
         chosen,
         texts,
         prompts,
         judge=caller.model.name,
         seed=seed,
-        max_chars=int(cfg["judge_response_chars"]),
+        max_chars=cfg.judge_response_chars,
         params=params,
         answer_format=label.answer_format,
     )
@@ -252,7 +256,7 @@ def controls_step(
     ratings: pd.DataFrame,
     prompts_table: pd.DataFrame,
     attributes: pd.DataFrame,
-    stages_cfg: Mapping[str, Any],
+    stages_cfg: Stage3StepConfig | StagesConfig,
     prompts: PromptSet,
     caller: Any,
     seed: int,
@@ -266,15 +270,15 @@ def controls_step(
     """
     from analysis.stages import controls, judging
 
-    cfg = stages_cfg["stage3"]
-    ccfg = cfg["controls"]
+    cfg = stages_cfg.stage3
+    ccfg = cfg.controls
     relevant, items, texts = _judge_setup(responses, votes, ratings, prompts_table, attributes)
-    cap = min(int(ccfg["max_ratings_per_judge"]), int(cfg["max_ratings_per_judge"]))
+    cap = min(ccfg.max_ratings_per_judge, cfg.max_ratings_per_judge)
     chosen = judging.in_call_order(judging.select_judge_items(items, cap, seed))
-    label, params = _label("rating", stages_cfg, caller, prompts, cfg["judge_max_tokens"])
+    label, params = _label("rating", stages_cfg, caller, prompts, cfg.judge_max_tokens)
     requests: list[Any] = []
     rows: list[pd.DataFrame] = []
-    for control in (c for c in controls.CONTROLS if ccfg[c]):
+    for control in (c for c in controls.CONTROLS if getattr(ccfg, c)):
         control_requests, control_rows = controls.control_requests(
             chosen,
             control,
@@ -282,7 +286,7 @@ def controls_step(
             prompts,
             judge=caller.model.name,
             seed=seed,
-            max_chars=int(cfg["judge_response_chars"]),
+            max_chars=cfg.judge_response_chars,
             params=params,
             answer_format=label.answer_format,
             pool=relevant,

@@ -24,7 +24,6 @@ from analysis.stats.agreement import (
 )
 from analysis.stats.bootstrap import (
     BootstrapResult,
-    ConfidenceInterval,
     PairwiseKappaBootstrap,
     bootstrap_agreement,
     bootstrap_mean,
@@ -36,6 +35,7 @@ from analysis.stats.bootstrap import (
     bootstrap_statistic,
     paired_difference,
 )
+from analysis.stats.interval import Interval
 from analysis.stats.intervals import (
     correlation_with_ci,
     fisher_z_interval,
@@ -56,7 +56,7 @@ __all__ = [
     "pairwise_cohen_kappa",
     "group_mean_kappa",
     "BootstrapResult",
-    "ConfidenceInterval",
+    "Interval",
     "PairwiseKappaBootstrap",
     "bootstrap_statistic",
     "bootstrap_proportion",

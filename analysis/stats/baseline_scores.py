@@ -83,11 +83,12 @@ def baseline_score_records(
                 method=(
                     f"{split.method_name} score thresholded at the F1-maximizing cut on "
                     f"{split.n_dev_prompts} development prompts; {stat} against the human "
-                    f"majority on the other {n_eval_prompts} prompts; {ci.describe()}"
+                    f"majority on the other {n_eval_prompts} prompts; {ci.text}"
                 ),
                 code=f"{MODULE}:baseline_score_records",
-                ci_low=ci.low if np.isfinite(ci.low) else None,
-                ci_high=ci.high if np.isfinite(ci.high) else None,
+                ci_low=ci.low,
+                ci_level=ci.level,
+                ci_high=ci.high,
                 n=int((~split.is_dev).sum()),
                 seed=seed,
                 extra=extra,

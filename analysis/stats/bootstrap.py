@@ -58,10 +58,11 @@ from analysis.stats.agreement import (
     long_codes,
     rating_matrix,
 )
+from analysis.stats.interval import Interval, finite_or_none
 
 __all__ = [
     "BootstrapResult",
-    "ConfidenceInterval",
+    "bootstrap_sentence",
     "PairwiseKappaBootstrap",
     "resample_counts",
     "bootstrap_statistic",
@@ -87,34 +88,20 @@ _MAX_CELLS = 4_000_000
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """A scalar estimate with its interval and how it was obtained (for a record)."""
-
-    estimate: float
-    low: float
-    high: float
-    level: float
-    method: str  # "percentile" | "bca"
-    n_boot: int
-    n_valid: int
-    n_clusters: int
-    cluster: str
-    seed: int | None
-
-    def describe(self) -> str:
-        """The method as a record states it."""
-        unit = "items" if self.cluster == "item" else f"clusters of {self.cluster}"
-        kind = "BCa" if self.method == "bca" else "percentile"
-        dropped = (
-            f"; {self.n_boot - self.n_valid} undefined resamples dropped"
-            if self.n_valid < self.n_boot
-            else ""
-        )
-        return (
-            f"{self.level:.0%} {kind} bootstrap interval, {self.n_boot} resamples of "
-            f"{self.n_clusters} {unit}, seed {self.seed}{dropped}"
-        )
+def bootstrap_sentence(result: BootstrapResult, level: float, method: str) -> str:
+    """How a percentile/BCa interval of a scalar ``result`` was obtained, as a record states it."""
+    unit = "items" if result.cluster == "item" else f"clusters of {result.cluster}"
+    kind = "BCa" if method == "bca" else "percentile"
+    n_valid = int(result.n_valid)
+    dropped = (
+        f"; {result.n_boot - n_valid} undefined resamples dropped"
+        if n_valid < result.n_boot
+        else ""
+    )
+    return (
+        f"{level:.0%} {kind} bootstrap interval, {result.n_boot} resamples of "
+        f"{result.n_clusters} {unit}, seed {result.seed}{dropped}"
+    )
 
 
 @dataclass(frozen=True)
@@ -188,25 +175,26 @@ class BootstrapResult:
         shape = est.shape
         return lows.reshape(shape), highs.reshape(shape)
 
-    def ci(self, level: float = 0.95, method: Method = "percentile") -> ConfidenceInterval:
-        """The interval of a scalar statistic with everything a record needs."""
+    def ci(self, level: float = 0.95, method: Method = "percentile") -> Interval:
+        """The interval of a scalar statistic, keeping these resamples for its tests.
+
+        Bounds that are undefined (BCa with all resamples on one side, no defined resample)
+        are ``None``; ``text`` is :func:`bootstrap_sentence`.
+        """
         if np.ndim(self.estimate) != 0:
             raise ValueError(
                 f"ci() is for a scalar statistic; this one has shape "
                 f"{np.shape(self.estimate)} (use component(i) first)"
             )
         low, high = self.interval(level, method)
-        return ConfidenceInterval(
-            estimate=float(self.estimate),
-            low=float(low),
-            high=float(high),
+        return Interval(
+            value=float(self.estimate),
+            low=finite_or_none(float(low)),
+            high=finite_or_none(float(high)),
             level=level,
             method=method,
-            n_boot=self.n_boot,
-            n_valid=int(self.n_valid),
-            n_clusters=self.n_clusters,
-            cluster=self.cluster,
-            seed=self.seed,
+            text=bootstrap_sentence(self, level, method),
+            resamples=self,
         )
 
 

@@ -21,7 +21,6 @@ handful of models (where resampling five points is meaningless).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -29,9 +28,9 @@ from scipy import stats
 from scipy.special import ndtri
 from statsmodels.stats.proportion import proportion_confint
 
+from analysis.stats.interval import Interval
+
 __all__ = [
-    "ProportionCI",
-    "CorrelationCI",
     "wilson_interval",
     "proportion_with_ci",
     "fisher_z_interval",
@@ -44,32 +43,6 @@ __all__ = [
 EXACT_PERMUTATION_MAX_N = 9
 
 CorrelationMethod = Literal["pearson", "spearman"]
-
-
-@dataclass(frozen=True)
-class ProportionCI:
-    """A proportion with its Wilson interval."""
-
-    estimate: float
-    low: float
-    high: float
-    successes: int
-    n: int
-    level: float
-    method: str = "Wilson score interval"
-
-
-@dataclass(frozen=True)
-class CorrelationCI:
-    """A correlation coefficient with its Fisher-z interval and test p-value."""
-
-    estimate: float
-    low: float
-    high: float
-    p_value: float
-    n: int
-    level: float
-    method: str  # e.g. "Spearman rho, Fisher z interval (Bonett-Wright SE)"
 
 
 def _check_level(level: float) -> None:
@@ -90,8 +63,8 @@ def wilson_interval(successes: Any, n: Any, level: float = 0.95) -> tuple[Any, A
     return low, high
 
 
-def proportion_with_ci(successes: Any, level: float = 0.95) -> ProportionCI:
-    """Share of true values in a boolean sequence, with its Wilson interval."""
+def proportion_with_ci(successes: Any, level: float = 0.95) -> Interval:
+    """Share of true values in a boolean sequence, with its Wilson interval (``n`` trials)."""
     x = np.asarray(successes)
     if x.ndim != 1 or x.size == 0:
         raise ValueError(f"successes must be a non-empty 1-d sequence, got shape {x.shape}")
@@ -99,7 +72,9 @@ def proportion_with_ci(successes: Any, level: float = 0.95) -> ProportionCI:
         raise ValueError("successes must be booleans (or 0/1)")
     k, n = int(x.astype(bool).sum()), int(x.size)
     low, high = wilson_interval(k, n, level)
-    return ProportionCI(k / n, float(low), float(high), k, n, level)
+    return Interval(
+        k / n, float(low), float(high), level, "Wilson score interval", "Wilson score interval", n
+    )
 
 
 def fisher_z_interval(
@@ -131,8 +106,12 @@ def fisher_z_interval(
 
 def correlation_with_ci(
     x: Any, y: Any, method: CorrelationMethod = "spearman", level: float = 0.95
-) -> CorrelationCI:
-    """Pearson r or Spearman rho of paired values (scipy), with a Fisher-z interval."""
+) -> Interval:
+    """Pearson r or Spearman rho of paired values (scipy), with a Fisher-z interval.
+
+    ``p_value`` is scipy's test of 0 (t approximation); the bounds are ``None`` where the
+    interval is undefined (``|r| = 1``).
+    """
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"x and y must be paired 1-d sequences, got {a.shape} and {b.shape}")
@@ -150,7 +129,17 @@ def correlation_with_ci(
         raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
     r = float(res.statistic)
     low, high = fisher_z_interval(r, a.size, level, method)
-    return CorrelationCI(r, low, high, float(res.pvalue), int(a.size), level, label)
+    ok = np.isfinite(low) and np.isfinite(high)
+    return Interval(
+        r,
+        float(low) if ok else None,
+        float(high) if ok else None,
+        level,
+        label,
+        label,
+        int(a.size),
+        p_value=float(res.pvalue),
+    )
 
 
 def exact_permutation_p(x: Any, y: Any, method: CorrelationMethod = "spearman") -> float:

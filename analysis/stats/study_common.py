@@ -42,6 +42,7 @@ from analysis.stats.bootstrap import (
     resample_counts,
     resample_p_value,
 )
+from analysis.stats.interval import Interval
 from analysis.stats.weighted_bootstrap import weighted_spearman
 
 CI_METHODS = tuple(m.value for m in CiMethod)
@@ -485,16 +486,6 @@ def _nanmean_rows(a: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate with its interval and the sentence that says how it was obtained."""
-
-    value: float
-    low: float | None
-    high: float | None
-    text: str  # "95% CI: cluster bootstrap over users (47), B=2000, percentile"
-
-
 def boot_interval(res: BootstrapResult, settings: StatsSettings, unit: str) -> Interval:
     """Interval of a scalar bootstrap result, in the configured method (BCa falls back)."""
     value = float(res.estimate)
@@ -521,12 +512,23 @@ def boot_interval(res: BootstrapResult, settings: StatsSettings, unit: str) -> I
     if lo is None or hi is None:
         lo = hi = None
         text = f"{level:.0%} CI: undefined (the statistic is undefined on every resample)"
-    return Interval(value, lo, hi, text)
+    used = "bca" if method == "bca" and not note else "percentile"
+    return Interval(value, lo, hi, level, used, text, resamples=res)
 
 
-def analytic_interval(value: float, low: float, high: float, text: str) -> Interval:
+def analytic_interval(
+    value: float, low: float, high: float, text: str, *, level: float, method: str
+) -> Interval:
+    """A closed-form interval (both bounds, or neither when one is not finite)."""
     ok = math.isfinite(low) and math.isfinite(high)
-    return Interval(float(value), float(low) if ok else None, float(high) if ok else None, text)
+    return Interval(
+        float(value),
+        float(low) if ok else None,
+        float(high) if ok else None,
+        level,
+        method,
+        text,
+    )
 
 
 #: the minimum number of *other* raters whose majority is a leave-one-out reference
@@ -671,6 +673,7 @@ def make_record(
         method=f"{method}; {interval.text}",
         code=code,
         ci_low=interval.low,
+        ci_level=interval.level,
         ci_high=interval.high,
         n=int(n),
         seed=seed,

@@ -42,10 +42,10 @@ import pandas as pd
 from analysis.data.vocabulary import HUMAN, HUMAN_MAJORITY, MODEL, VOTE_KINDS
 from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa, paired_difference
+from analysis.stats.interval import Interval
 from analysis.stats.intervals import wilson_interval
 from analysis.stats.study_common import (
     CELLS,
-    Interval,
     StatsSettings,
     StudyDataError,
     TotalsBootstrap,
@@ -295,7 +295,12 @@ def _rate_interval(
         k, n = tb.point(f"yes|{name}"), tb.point(f"n|{name}")
         low, high = wilson_interval(int(round(k)), int(round(n)), settings.ci_level)
         return analytic_interval(
-            k / n, float(low), float(high), f"{settings.ci_level:.0%} CI: Wilson score interval"
+            k / n,
+            float(low),
+            float(high),
+            f"{settings.ci_level:.0%} CI: Wilson score interval",
+            level=settings.ci_level,
+            method="Wilson score interval",
         )
     return boot_interval(res, settings, tb.unit)
 

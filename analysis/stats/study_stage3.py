@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,6 @@ from analysis.stats.study_common import (
     StudyDataError,
     TotalsBootstrap,
     adjust_pvalues,
-    analytic_interval,
     boot_interval,
     bootstrap_totals,
     cluster_column,
@@ -331,12 +331,13 @@ def better_shares(
                 method=(
                     f"share of personalized responses judge {judge} rates better than generic "
                     f"minus the share people rate better, on the {n} responses both rated "
-                    f"(paired: both shares on the same resamples; {rule}; {round_name} round)"
+                    f"(paired: both shares on the same resamples; {rule}; {round_name} round); "
+                    f"{resample_test_phrase(0.0, settings, unit)}"
                 ),
                 code=code,
                 n=n,
                 seed=settings.seed,
-                extra=extra,
+                extra={**extra, **resample_test(diff, 0.0)},
             )
         )
     return collect(out)
@@ -542,13 +543,19 @@ def mention_effects(
             method=(
                 f"mean {who} of the {nm} slots whose attribute the personalized response "
                 f"mentions explicitly minus that of the {nu} slots without a mention "
-                f"({round_name} round)"
+                f"({round_name} round); {resample_test_phrase(0.0, settings, tb.unit)}"
             ),
             code=f"{MODULE}:mention_effects",
             n=nm + nu,
             seed=settings.seed,
             extra=settings.with_caveat(
-                name, {"round": round_name, "n_mentioned": nm, "n_not_mentioned": nu}
+                name,
+                {
+                    "round": round_name,
+                    "n_mentioned": nm,
+                    "n_not_mentioned": nu,
+                    **resample_test(res, 0.0),
+                },
             ),
         )
         if rec is not None:
@@ -647,7 +654,7 @@ def mention_habit_vs_bias(
         [
             make_record(
                 "stage3.mention_habit_vs_bias.spearman",
-                analytic_interval(ci.estimate, ci.low, ci.high, text),
+                replace(ci, text=text),
                 fmt=".2f",
                 method=(
                     f"Spearman's rho across {n} models of how often each mentions "

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,24 +29,10 @@ from scipy import sparse
 
 from analysis.stats.bootstrap import BootstrapResult, resample_counts
 from analysis.stats.concordance import ConcordancePairs
+from analysis.stats.interval import Interval
 
 #: A statistic of weighted rows: (resamples, rows) weights -> (resamples,) values (NaN allowed).
 Statistic = Callable[[np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with its bootstrap interval and what it was computed on."""
-
-    value: float
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    n_clusters: int
-    unit: str
-    n_boot: int
-    n_boot_valid: int
-    ci_method: str
 
 
 def _onehot(values: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
@@ -251,15 +236,17 @@ def bootstrap(
     level: float = 0.95,
     method: str = "percentile",
     chunk: int = 200,
-) -> Estimate | None:
+) -> Interval | None:
     """Point estimate and cluster-bootstrap CI of ``stat``; ``None`` when it is undefined.
 
     The cluster counts are :func:`analysis.stats.bootstrap.resample_counts` for ``seed`` (the
     same resamples every statistic of the project draws for that seed and cluster count), and
     the interval is :meth:`analysis.stats.bootstrap.BootstrapResult.ci` (percentile, or BCa
     with the leave-one-cluster-out jackknife). Resamples whose statistic is undefined (e.g.
-    no positive row drawn) are dropped from the quantiles and counted in ``n_boot_valid``;
-    with fewer than half valid the CI is omitted.
+    no positive row drawn) are dropped from the quantiles (``resamples.n_valid`` counts the
+    rest); with fewer than half valid the CI is omitted. ``n`` is the number of rows and
+    ``resamples`` the bootstrap result, whose unit, cluster count and resamples a record
+    states and a test of the same estimate reuses.
     """
     clusters = np.asarray(clusters).astype(str)
     n = len(clusters)
@@ -290,16 +277,8 @@ def bootstrap(
     low = high = None
     if n_clusters >= 2 and n_valid >= max(2, n_boot // 2):
         ci = result.ci(level, method)  # type: ignore[arg-type]
-        if np.isfinite(ci.low) and np.isfinite(ci.high):
+        if ci.has_ci:
             low, high = ci.low, ci.high
-    return Estimate(
-        value=theta,
-        ci_low=low,
-        ci_high=high,
-        n=n,
-        n_clusters=n_clusters,
-        unit=unit,
-        n_boot=n_boot,
-        n_boot_valid=n_valid,
-        ci_method=method,
+    return Interval(
+        value=theta, low=low, high=high, level=level, method=method, n=n, resamples=result
     )

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
-from analysis.figures.estimates import Estimate, FigureDataError, estimate, estimates_under
+from analysis.figures.estimates import FigureDataError, RecordPoint, estimate, estimates_under
 from analysis.figures.style import (
     CREATOR,
     OKABE_ITO,
@@ -187,7 +187,9 @@ def test_estimates_read_values_and_reject_bad_records() -> None:
     }
     found = estimates_under(records, "s.mean")
     assert list(found) == ["gpt-5.4", "human"]
-    assert found["gpt-5.4"] == Estimate("s.mean.gpt-5.4", 3.2, 3.0, 3.4, records["s.mean.gpt-5.4"])
+    assert found["gpt-5.4"] == RecordPoint(
+        "s.mean.gpt-5.4", 3.2, 3.0, 3.4, records["s.mean.gpt-5.4"]
+    )
     assert not found["human"].has_ci
     assert estimate(records, "absent") is None
     with pytest.raises(FigureDataError, match="record bad: has only one"):

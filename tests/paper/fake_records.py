@@ -31,6 +31,7 @@ def rec(key: str, value: float | int, fmt: str = ".2f", ci: float | None = 0.05,
         code=CODE,
         ci_low=low,
         ci_high=high,
+        ci_level=kw.pop("ci_level", None if ci is None else 0.95),
         **kw,
     )
 

@@ -20,7 +20,7 @@ HANDMADE = {
         "ci_high": 0.468,
         "n": 3973,
         "method": "mean pairwise Cohen's κ; 95% bootstrap CI over users",
-        "config": {"stats": {"ci_level": 0.95}},
+        "ci_level": 0.95,
     },
     "stage1.acceptance_rate.synthetic:cupid": {
         "value": 0.58,
@@ -34,6 +34,7 @@ HANDMADE = {
         "display": "-0.39",
         "ci_low": -0.5,
         "ci_high": -0.21,
+        "ci_level": 0.95,
         "method": "difference of means (mentioned - not) & more",
     },
 }

@@ -43,3 +43,14 @@ def test_ci_tolerance_allows_small_bound_moves_only_with_value_and_n_fixed() -> 
     moved_value = {"a": _rec(0.51, 0.41, 0.60)}
     _, _, changes = compare_numbers(old, moved_value, ci_width_tolerance=0.10)
     assert not any(c.allowed for c in changes)
+
+
+def test_ci_level_is_compared_only_where_both_records_carry_it() -> None:
+    """A record gaining ``ci_level`` is no change; a changed level is one (not tolerated)."""
+    old = {"a": _rec(0.5, 0.4, 0.6), "b": {**_rec(0.5, 0.4, 0.6), "ci_level": 0.95}}
+    new = {
+        "a": {**_rec(0.5, 0.4, 0.6), "ci_level": 0.95},
+        "b": {**_rec(0.5, 0.4, 0.6), "ci_level": 0.9},
+    }
+    _, _, changes = compare_numbers(old, new, ci_width_tolerance=0.10)
+    assert [(c.key, c.field, c.allowed) for c in changes] == [("b", "ci_level", False)]

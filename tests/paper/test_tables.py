@@ -11,6 +11,9 @@ from analysis.paper.tables import TABLE_NAMES, TABLES, key_words, render_tables
 from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 
+#: the level a statistics rule writes into every record with an interval
+CI95 = {"ci_level": 0.95}
+
 
 def numbers_of(kind: str) -> dict[str, dict]:
     out: dict[str, dict] = {}
@@ -97,11 +100,17 @@ def test_advantage_words_follow_the_interval_of_the_difference() -> None:
         ("m-zero", (-0.05, 0.2), "no"),
         ("m-below", (-0.2, -0.01), "no, lower"),
     ):
-        nums[f"{prefix}.reference.{model}.f1"] = {"value": 0.4, "ci_low": 0.3, "ci_high": 0.5}
+        nums[f"{prefix}.reference.{model}.f1"] = {
+            "value": 0.4,
+            "ci_low": 0.3,
+            "ci_high": 0.5,
+            **CI95,
+        }
         nums[f"{prefix}.f1_minus_zero_shot.{model}"] = {
             "value": (low + high) / 2,
             "ci_low": low,
             "ci_high": high,
+            **CI95,
         }
         row = next(
             line
@@ -109,9 +118,24 @@ def test_advantage_words_follow_the_interval_of_the_difference() -> None:
             if line.startswith(model)
         )
         assert row.endswith(f"& {word} \\\\"), row
-    nums["stage1.verifier.minus_zero_shot.m.auroc"] = {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}
-    nums["stage1.verifier.minus_zero_shot.m.kappa"] = {"value": 0.1, "ci_low": -0.1, "ci_high": 0.3}
-    nums["stage1.verifier.zero_shot_auroc.m"] = {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+    nums["stage1.verifier.minus_zero_shot.m.auroc"] = {
+        "value": 0.2,
+        "ci_low": 0.1,
+        "ci_high": 0.3,
+        **CI95,
+    }
+    nums["stage1.verifier.minus_zero_shot.m.kappa"] = {
+        "value": 0.1,
+        "ci_low": -0.1,
+        "ci_high": 0.3,
+        **CI95,
+    }
+    nums["stage1.verifier.zero_shot_auroc.m"] = {
+        "value": 0.5,
+        "ci_low": 0.4,
+        "ci_high": 0.6,
+        **CI95,
+    }
     row = next(
         line
         for line in TABLES["interventions_verifier"].render(nums).splitlines()

@@ -18,6 +18,7 @@ from analysis.data.ids import attribute_id, item_id, prompt_id, response_id
 from analysis.data.schemas import make_table
 from analysis.llm.calls import CallResult, ChatRequest
 from analysis.llm.models import ModelSpec
+from analysis.settings import StagesConfig, from_params
 from analysis.stages.prompts import PromptSet
 
 #: every text below was written for these tests
@@ -54,8 +55,9 @@ def prompts() -> PromptSet:
 
 
 @pytest.fixture
-def stages_cfg() -> dict[str, Any]:
-    return load_yaml("config/stages/default.yaml")
+def stages_cfg() -> StagesConfig:
+    """The shipped ``stages`` defaults, typed as the model-call rules receive them."""
+    return from_params(StagesConfig, load_yaml("config/stages/default.yaml"), "stages")
 
 
 def aid(user: str, pos: int) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import pytest
 
 from analysis.data.schemas import COLUMNS
+from analysis.settings import StagesConfig
 from analysis.stages import steps
 from analysis.stages.combine import (
     combine_preference_ratings,
@@ -18,7 +17,6 @@ from analysis.stages.combine import (
     rater_name,
 )
 from analysis.stages.prompts import PromptSet
-from analysis.stages.rule_support import nested
 from analysis.workflow_config import ConfigError, stage_models
 from tests.stages.conftest import ScriptedCaller
 
@@ -36,7 +34,7 @@ def test_no_models_passes_imported_tables_through(world: dict[str, pd.DataFrame]
 
 
 def test_votes_enter_only_when_parsed(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     answers = iter(['{"answer": "YES"}', "maybe", '{"answer": "NO"}'] * 100)
     caller = ScriptedCaller(
@@ -72,7 +70,7 @@ def test_votes_enter_only_when_parsed(
 
 
 def test_generated_responses_and_rater_collisions(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     caller = ScriptedCaller(lambda r: f"Reply {len(r.messages)}", name="sim-gen-a")
     table = steps.generation_step(
@@ -96,7 +94,7 @@ def test_generated_responses_and_rater_collisions(
 
 
 def test_judge_ratings_combine(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     tables = [
         world[k]
@@ -119,4 +117,3 @@ def test_stage_models_and_nested_config() -> None:
     with pytest.raises(ConfigError, match="zzz"):
         stage_models(cfg, "stage2", "voters")
     assert stage_models({"models": {}, "stages": {"s": {"r": None}}}, "s", "r") == []
-    assert nested({"a.b": 1, "a.c": 2, "d": 3}) == {"a": {"b": 1, "c": 2}, "d": 3}

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
+from analysis.settings import CiMethod, StagesConfig
 from analysis.stages import steps
 from analysis.stages.controls import combine_controls, mismatched_attributes
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.judging import judge_items
 from analysis.stages.prompts import PromptSet
 from analysis.stats.control_effects import position_consistency
+from tests.settings_defaults import default_settings
 from tests.stages.conftest import ScriptedCaller
 
 TABLES = ("responses", "relevance_votes", "preference_ratings", "prompts", "attributes")
@@ -33,7 +36,7 @@ def _fit_judge(request: Any) -> str:
 
 
 def test_controls_with_a_position_biased_judge(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     tables = [world[k] for k in TABLES]
     caller = ScriptedCaller(_always_b)
@@ -49,7 +52,7 @@ def test_controls_with_a_position_biased_judge(
         ["fake-judge"],
         [ctl],
         [main],
-        stats_cfg={"n_boot": 100, "ci_level": 0.95, "ci_method": "percentile"},
+        stats=replace(default_settings().stats, n_boot=100, ci_method=CiMethod.percentile),
         seed=1,
         caveats={"fake-judge": "not a real judge"},
     )
@@ -61,7 +64,7 @@ def test_controls_with_a_position_biased_judge(
 
 
 def test_controls_with_a_judge_that_rewards_fit(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     tables = [world[k] for k in TABLES]
     caller = ScriptedCaller(_fit_judge)
@@ -86,7 +89,7 @@ def test_controls_with_a_judge_that_rewards_fit(
         ["fake-judge"],
         [ctl],
         [main],
-        stats_cfg={"n_boot": 100, "ci_level": 0.95, "ci_method": "percentile"},
+        stats=replace(default_settings().stats, n_boot=100, ci_method=CiMethod.percentile),
         seed=1,
     )
     recs = {r.key: r.value for r in records}
@@ -106,10 +109,10 @@ def test_mismatched_attribute_is_another_users(world: dict[str, pd.DataFrame]) -
 
 
 def test_controls_can_be_switched_off(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     for c in ("no_context", "mismatched_profile", "swapped_order"):
-        stages_cfg["stage3"]["controls"][c] = c == "no_context"
+        setattr(stages_cfg.stage3.controls, c, c == "no_context")
     ctl = steps.controls_step(
         *[world[k] for k in TABLES], stages_cfg, prompts, ScriptedCaller(_always_b), 3
     )

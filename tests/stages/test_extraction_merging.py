@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.llm.models import ModelSpec
+from analysis.settings import StagesConfig
 from analysis.stages import steps
 from analysis.stages.combine import combine_attribute_judgments
 from analysis.stages.extraction import EXTRACTION_SCHEMA
@@ -31,7 +32,7 @@ def _extractor(request: Any) -> str:
 
 
 def test_extraction_step_and_merge(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     caller = ScriptedCaller(_extractor, name="fake-extractor")
     table = steps.extraction_step(world["conversations"], stages_cfg, prompts, caller, 1)
@@ -82,7 +83,7 @@ def test_clustering_threshold_and_medoid() -> None:
 
 
 def test_verification_step_and_judgments(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     def verifier(request: Any) -> str:
         claim = request.messages[-1]["content"].split("Claim:")[1]

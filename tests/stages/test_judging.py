@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from analysis.settings import LabelFormat, StagesConfig
 from analysis.stages import steps
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.judging import judge_items, model_ratings, to_personalized_scale
@@ -36,7 +37,7 @@ def _prefers_personalized(strength: int):
 
 
 def test_ratings_map_back_whatever_the_order(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     tables = [
         world[k]
@@ -67,7 +68,7 @@ def test_ratings_map_back_whatever_the_order(
 
 
 def test_cap_and_slots(
-    world: dict[str, pd.DataFrame], stages_cfg: dict[str, Any], prompts: PromptSet
+    world: dict[str, pd.DataFrame], stages_cfg: StagesConfig, prompts: PromptSet
 ) -> None:
     items = judge_items(
         world["responses"],
@@ -75,12 +76,12 @@ def test_cap_and_slots(
         world["preference_ratings"],
     )
     assert items["human_rated"].sum() == len(world["preference_ratings"]) == 7
-    stages_cfg["stage3"]["max_ratings_per_judge"] = 5
+    stages_cfg.stage3.max_ratings_per_judge = 5
     tables = [
         world[k]
         for k in ("responses", "relevance_votes", "preference_ratings", "prompts", "attributes")
     ]
-    stages_cfg["label_format"] = "word"
+    stages_cfg.label_format = LabelFormat.word
     table = steps.judging_step(*tables, stages_cfg, prompts, ScriptedCaller(lambda r: "3"), 3)
     assert (table["rating"] == 3).all()
     assert len(table) == 5 and (table["generator"] == "sim-gen-a").all()

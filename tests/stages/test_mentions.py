@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
+from analysis.settings import StagesConfig
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.mention_sample import CALIBRATION, CHECK
 from analysis.stages.mentions import (
@@ -25,16 +24,16 @@ def test_sample_is_balanced_and_disjoint() -> None:
     assert not {c.attribute for c in CALIBRATION} & {c.attribute for c in CHECK}
 
 
-def test_config_thresholds_are_the_calibrated_ones(stages_cfg: dict[str, Any]) -> None:
+def test_config_thresholds_are_the_calibrated_ones(stages_cfg: StagesConfig) -> None:
     lex, emb, acc = calibrate()
-    cfg = stages_cfg["stage3"]["mentions"]
-    assert (lex, emb) == (cfg["lexical_threshold"], cfg["embedding_threshold"])
+    cfg = stages_cfg.stage3.mentions
+    assert (lex, emb) == (cfg.lexical_threshold, cfg.embedding_threshold)
     assert acc >= 0.85
 
 
-def test_held_back_accuracy_is_reported(stages_cfg: dict[str, Any]) -> None:
-    cfg = stages_cfg["stage3"]["mentions"]
-    (rec,) = detector_records(cfg["lexical_threshold"], cfg["embedding_threshold"])
+def test_held_back_accuracy_is_reported(stages_cfg: StagesConfig) -> None:
+    cfg = stages_cfg.stage3.mentions
+    (rec,) = detector_records(cfg.lexical_threshold, cfg.embedding_threshold)
     assert rec.key == "stage3.mentions.detector_accuracy" and rec.n == len(CHECK)
     assert rec.value >= 0.8
     assert "not used to choose" in rec.method

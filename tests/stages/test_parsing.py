@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.llm.calls import ReplayMiss
+from analysis.settings import StagesConfig
 from analysis.stages import steps
 from analysis.stages.parsing import (
     REPAIR_SUFFIX,
@@ -143,7 +144,7 @@ def _server_reply(body: dict[str, Any]) -> str:
 
 def test_relevance_step_over_http_records_then_replays(
     world: dict[str, pd.DataFrame],
-    stages_cfg: dict[str, Any],
+    stages_cfg: StagesConfig,
     prompts: PromptSet,
     scripted_server: Any,
     tmp_path: Path,
@@ -162,7 +163,7 @@ def test_relevance_step_over_http_records_then_replays(
     assert by_text[aid("u2", 2)] == "repaired"  # jazz -> NO after the repair
     assert by_text[aid("u1", 1)] == "failed"
     assert table.loc[table["parse_status"] == "failed", "vote"].isna().all()
-    assert all(b["max_tokens"] == stages_cfg["stage2"]["vote_max_tokens"] for b in server.bodies)
+    assert all(b["max_tokens"] == stages_cfg.stage2.vote_max_tokens for b in server.bodies)
     assert all(b["response_format"]["type"] == "json_schema" for b in server.bodies)
     repair = next(b for b in server.bodies if len(b["messages"]) > 2)
     assert '{"answer": "YES"}' in repair["messages"][-1]["content"]  # names the form asked for

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis.llm.calls import CallResult, ChatRequest
+from analysis.settings import StagesConfig
 from analysis.stages.prompts import PromptSet
 from analysis.stages.requests import ModelCaller
 from analysis.stages.shards import Shard, join_shards, write_shard_table
@@ -98,7 +99,7 @@ def test_joined_shards_are_the_unsharded_table(
     rule: str,
     count: int,
     world: dict[str, pd.DataFrame],
-    stages_cfg: dict[str, Any],
+    stages_cfg: StagesConfig,
     prompts: PromptSet,
     tmp_path: Path,
 ) -> None:
@@ -119,7 +120,7 @@ def test_joined_shards_are_the_unsharded_table(
 
 def test_calls_recorded_in_shards_replay_unsharded_over_http(
     world: dict[str, pd.DataFrame],
-    stages_cfg: dict[str, Any],
+    stages_cfg: StagesConfig,
     prompts: PromptSet,
     scripted_server: Any,
     tmp_path: Path,

@@ -268,8 +268,9 @@ def test_percentile_interval_and_ci_record_fields():
     ci = res.ci(0.9)
     low, high = np.quantile(res.replicates, [0.05, 0.95])
     assert (ci.low, ci.high) == pytest.approx((low, high))
-    assert ci.estimate == 0.25 and ci.n_boot == 500 and ci.n_valid == 500 and ci.seed == 1
-    assert "90% percentile bootstrap interval, 500 resamples of 100 items" in ci.describe()
+    assert ci.value == 0.25 and ci.level == 0.9 and ci.method == "percentile"
+    assert ci.resamples is res and res.n_boot == 500 and int(res.n_valid) == 500
+    assert "90% percentile bootstrap interval, 500 resamples of 100 items, seed 1" in ci.text
 
 
 def test_cluster_bootstrap_covers_a_clustered_rate_and_the_item_bootstrap_does_not():
@@ -341,7 +342,7 @@ def test_undefined_resamples_are_dropped_and_counted():
     assert 0 < valid < 300
     assert np.isnan(res.matrix.replicates[:, 0]).sum() == 300 - valid
     ci = res.matrix.component(0).ci()
-    assert ci.n_valid == valid and "undefined resamples dropped" in ci.describe()
+    assert int(ci.resamples.n_valid) == valid and "undefined resamples dropped" in ci.text
 
 
 def test_bad_inputs_are_errors():

@@ -36,8 +36,8 @@ def test_wilson_is_vectorized_and_proportion_with_ci_counts():
     low, high = wilson_interval(np.array([81, 15]), np.array([263, 148]))
     assert np.round(low, 4).tolist() == [0.2553, 0.0624]
     ci = proportion_with_ci(np.r_[np.ones(81, bool), np.zeros(182, bool)])
-    assert (ci.successes, ci.n) == (81, 263)
-    assert ci.estimate == pytest.approx(81 / 263)
+    assert ci.n == 263 and ci.level == 0.95 and ci.resamples is None
+    assert ci.value == pytest.approx(81 / 263)
     assert round(ci.low, 4) == 0.2553 and round(ci.high, 4) == 0.3662
 
 
@@ -72,7 +72,8 @@ def test_spearman_uses_the_bonett_wright_standard_error():
     rho = stats.spearmanr(x, y).statistic
     se = math.sqrt((1 + rho**2 / 2) / (12 - 3))
     half = 1.959963984540054 * se
-    assert res.estimate == pytest.approx(rho)
+    assert res.value == pytest.approx(rho) and res.n == 12
+    assert res.p_value == pytest.approx(stats.spearmanr(x, y).pvalue)
     assert (res.low, res.high) == pytest.approx(
         (math.tanh(math.atanh(rho) - half), math.tanh(math.atanh(rho) + half)), abs=1e-12
     )

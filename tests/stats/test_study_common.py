@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from analysis.stats.bootstrap import bootstrap_mean
+from analysis.stats.interval import Interval
 from analysis.stats.study_common import (
     ClusterResamples,
-    Interval,
     StatsSettings,
     adjust_pvalues,
     boot_interval,
@@ -106,11 +106,11 @@ def test_multiple_comparison_corrections() -> None:
 
 
 def test_undefined_statistic_is_an_absent_key() -> None:
-    iv = Interval(float("nan"), None, None, "95% CI: ...")
+    iv = Interval(float("nan"), None, None, 0.95, "percentile", "95% CI: ...")
     assert make_record("k.x", iv, fmt=".2f", method="m", code="a:b", n=1, seed=1) is None
     ok = make_record(
         "k.x",
-        Interval(0.5, 0.4, 0.6, "95% CI: x"),
+        Interval(0.5, 0.4, 0.6, 0.95, "percentile", "95% CI: x"),
         fmt=".2f",
         method="m",
         code="a:b",
@@ -119,6 +119,7 @@ def test_undefined_statistic_is_an_absent_key() -> None:
         extra={"p": np.float64(0.2), "bad": float("nan")},
     )
     assert ok is not None and ok.extra == {"bad": None, "p": 0.2}
+    assert ok.ci_level == 0.95  # the record carries the level of the interval it was made from
     assert ok.method == "m; 95% CI: x"
     assert key_part("synthetic:cupid") == "synthetic:cupid"
     assert key_part(" two words ") == "two_words"

@@ -84,11 +84,11 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate(data: dict[str, np.ndarra
     b = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
     c = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=6)
     assert a == b and a != c
-    assert a is not None and a.ci_low is not None and a.ci_high is not None
-    assert a.ci_low <= a.value <= a.ci_high
-    assert a.n_clusters == 20 and a.n == len(y)
+    assert a is not None and a.low is not None and a.high is not None
+    assert a.low <= a.value <= a.high and a.level == 0.95 and a.method == "percentile"
+    assert a.resamples is not None and a.resamples.n_clusters == 20 and a.n == len(y)
     bca = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5, method="bca")
-    assert bca is not None and bca.ci_low is not None and bca.value == a.value
+    assert bca is not None and bca.low is not None and bca.value == a.value
 
 
 def test_bootstrap_of_undefined_statistic_is_none() -> None:

@@ -1,22 +1,24 @@
 """Rule baseline_votes: BM25 and MiniLM baselines thresholded on dev prompts, scored on eval."""
 
 from analysis.provenance import write_records
+from analysis.settings import BaselinesConfig, RunConfig, StatsConfig, from_params
 from analysis.stages.baselines import baseline_step
 from analysis.stages.embeddings import read_embedding_table
-from analysis.stages.rule_support import nested
 from analysis.workflow_io import read, rule_logging, write
 
 with rule_logging(snakemake) as log:
-    cfg = nested(snakemake.params.cfg)
+    cfg = snakemake.params.cfg
     table, records = baseline_step(
         read(snakemake.input.votes),
         read(snakemake.input.prompts),
         read(snakemake.input.attributes),
         read_embedding_table(snakemake.input.prompt_embeddings),
         read_embedding_table(snakemake.input.attribute_embeddings),
-        baselines_cfg=cfg["stages"]["stage2"]["baselines"],
-        stats_cfg=cfg["stats"],
-        seed=int(cfg["run"]["seed"]),
+        baselines=from_params(
+            BaselinesConfig, cfg["stages.stage2.baselines"], "stages.stage2.baselines"
+        ),
+        stats=from_params(StatsConfig, cfg["stats"], "stats"),
+        seed=from_params(RunConfig, {"seed": cfg["run.seed"]}, "run").seed,
     )
     write(table, snakemake.output.table)
     write_records(

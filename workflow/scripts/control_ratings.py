@@ -1,19 +1,19 @@
 """Rule control_ratings: all judges' control ratings, position consistency and mean ratings."""
 
 from analysis.provenance import write_records
+from analysis.settings import RunConfig, StatsConfig, from_params
 from analysis.stages.controls import combine_controls
-from analysis.stages.rule_support import nested
 from analysis.workflow_io import read, rule_logging, write
 
 with rule_logging(snakemake) as log:
-    cfg = nested(snakemake.params.cfg)
+    cfg = snakemake.params.cfg
     table, records = combine_controls(
         snakemake.params.models,
         [read(p) for p in snakemake.input.controls],
         [read(p) for p in snakemake.input.judged],
-        stats_cfg=cfg["stats"],
-        seed=int(cfg["run"]["seed"]),
-        caveats=cfg["stages"]["caveats"],
+        stats=from_params(StatsConfig, cfg["stats"], "stats"),
+        seed=from_params(RunConfig, {"seed": cfg["run.seed"]}, "run").seed,
+        caveats=cfg["stages.caveats"],
     )
     write(table, snakemake.output.table)
     write_records(
