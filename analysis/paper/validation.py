@@ -31,6 +31,8 @@ from analysis.provenance import Record, RecordError
 from analysis.stats.coverage import COVERAGE_TARGET, COVERAGE_WORLDS, interval_coverage
 
 MODULE = "analysis.paper.validation"
+#: level of the Monte Carlo interval of a coverage (and of the intervals it judges)
+MC_LEVEL = 0.95
 PREFIX = "validation."
 
 
@@ -89,7 +91,7 @@ def coverage_records(
     for key in sorted(truth):
         if key not in worlds or not truth[key].get("in_coverage", True):
             continue
-        cov = interval_coverage(worlds[key], float(truth[key]["value"]))
+        cov = interval_coverage(worlds[key], float(truth[key]["value"]), level=MC_LEVEL)
         if cov.verdict != "ok":
             findings.append(key)
         out.append(
@@ -106,6 +108,7 @@ def coverage_records(
                 code=f"{MODULE}:coverage_records",
                 ci_low=cov.mc_low,
                 ci_high=cov.mc_high,
+                ci_level=MC_LEVEL,
                 n=cov.worlds,
                 extra={
                     "estimate": key,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -353,12 +351,11 @@ def bundled_sized_votes(seed: int = 0, n_items: int = 3973) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def test_bundled_size_runs_under_five_seconds() -> None:
+def test_bundled_size_gives_every_record() -> None:
+    """At the bundled size (its time is the ``stage2_statistics`` rule's benchmark file, read
+    by ``make bench``; speed is never asserted in a test) every record is made."""
     votes = bundled_sized_votes()
-    start = time.perf_counter()
     result = stage2_statistics(votes, {**CFG, "n_boot": 2000})
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0, f"stage-2 statistics took {elapsed:.1f} s at the bundled size"
     keys = {r.key for r in result.records}
     # 38 records, + 4 vs_rest records per model (5) + 3 kappa differences
     assert "stage2.final.kappa.human_model" in keys and len(result.records) == 38 + 20 + 3
