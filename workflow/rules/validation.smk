@@ -38,7 +38,9 @@ if TRUTH_FILE.is_file():
             mem_mb=500,
         params:
             code=code_hash(
-                "analysis.paper.validation", "analysis.stats.coverage", "analysis.stats.intervals"
+                "analysis.paper.validation",
+                "analysis.stats.coverage",
+                "analysis.stats.intervals",
             ),
         script:
             "../scripts/validation_records.py"
