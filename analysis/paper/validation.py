@@ -125,7 +125,7 @@ def coverage_records(
             Record(
                 f"{PREFIX}coverage.n_worlds",
                 n_worlds,
-                "d",
+                ",d",
                 "simulated worlds of the coverage benchmark (benchmarks/coverage_worlds.jsonl)",
                 f"{MODULE}:coverage_records",
             ),

@@ -210,6 +210,15 @@ def records_by_rule(kind: str = "full") -> dict[str, list[Record]]:
         out["validation"] = [
             Record("validation.n_estimands", 3, "d", "estimands with a truth", CODE),
             Record("validation.n_covered", 2, "d", "of those, intervals holding it", CODE),
+            Record("validation.coverage.n_worlds", 1000, ",d", "worlds of the run", CODE),
+            Record(
+                "validation.coverage.n_findings",
+                0,
+                "d",
+                "estimators outside the band",
+                CODE,
+                extra={"findings": []},
+            ),
         ]
     return out
 

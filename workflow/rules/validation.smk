@@ -14,9 +14,7 @@ WITH_COVERAGE = (
 if TRUTH_FILE.is_file():
 
     rule validation_records:
-        """Each estimate of the stage statistics against the simulated world's ground truth,
-        and (bundled world) each interval's coverage across the benchmark's worlds.
-        """
+        """Each estimate against the simulated world's truth; coverage across worlds (bundled)."""
         input:
             records=[
                 record_file(r)
