@@ -531,44 +531,59 @@ class LearnConfig:
     reward: RewardModelConfig
 
 
+@dataclass
+class ClientSettings:
+    """How this run talks to endpoints: timeouts, retries, backoff, Batch API polling.
+
+    The part of ``llm`` the call layer (``analysis.llm``) receives; :class:`LlmConfig`
+    extends it, so the composed ``llm`` group serves wherever client settings do. None of it
+    enters a call key or a rule's params (every field is in :data:`LLM_RUNTIME_KEYS`).
+    """
+
+    #: per attempt of any request (chat or Batch API), connect to last byte
+    timeout_s: float
+    #: retries after the first attempt (429, 408, 5xx, timeouts, connection)
+    max_retries: int
+    #: first backoff; doubles per retry, plus up to this much jitter
+    backoff_base_s: float
+    #: cap of one backoff sleep
+    backoff_max_s: float
+    #: cap on an endpoint's Retry-After (a broken header cannot hang a run)
+    retry_after_max_s: float
+    #: seconds between Batch API status polls
+    batch_poll_s: float
+    #: stop waiting for a batch (state is kept: the next run resumes it)
+    batch_timeout_s: float
+
+    def __post_init__(self) -> None:
+        _check(self.timeout_s > 0, "llm.timeout_s", self.timeout_s, "must be > 0")
+        _check(self.max_retries >= 0, "llm.max_retries", self.max_retries, "must be >= 0")
+        for key in ("backoff_base_s", "backoff_max_s"):
+            _check(getattr(self, key) >= 0, f"llm.{key}", getattr(self, key), "must be >= 0")
+
+
 #: keys of the ``llm`` group that change how this run talks to endpoints, never what any
 #: output holds: rule params leave them out, so changing one reruns nothing
 LLM_RUNTIME_KEYS = (
     "executor",
-    "timeout_s",
-    "max_retries",
-    "backoff_base_s",
-    "backoff_max_s",
-    "retry_after_max_s",
-    "batch_poll_s",
-    "batch_timeout_s",
+    *(f.name for f in dataclasses.fields(ClientSettings)),
     "progress",
 )
 
 
 @dataclass
-class LlmConfig:
-    """``llm``: call-store mode and client behaviour."""
+class LlmConfig(ClientSettings):
+    """``llm``: call-store mode and where the store is, plus the client settings it extends."""
 
     mode: LlmMode
     store: str
     executor: Executor
-    timeout_s: float
-    max_retries: int
-    backoff_base_s: float
-    backoff_max_s: float
-    retry_after_max_s: float
-    batch_poll_s: float
-    batch_timeout_s: float
     progress: bool
     shards: int
 
     def __post_init__(self) -> None:
-        _check(self.timeout_s > 0, "llm.timeout_s", self.timeout_s, "must be > 0")
-        _check(self.max_retries >= 0, "llm.max_retries", self.max_retries, "must be >= 0")
+        super().__post_init__()
         _check(self.shards >= 1, "llm.shards", self.shards, "must be >= 1 (jobs per call set)")
-        for key in ("backoff_base_s", "backoff_max_s"):
-            _check(getattr(self, key) >= 0, f"llm.{key}", getattr(self, key), "must be >= 0")
 
 
 @dataclass

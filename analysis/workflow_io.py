@@ -75,7 +75,14 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     input names, in its order. ``params.store``, set when files move through a storage
     provider, is the call store on the shared claim (``call_store_root``).
     """
-    from analysis.settings import CALL_STEP_CONFIGS, LlmConfig, RunConfig, from_params
+    from analysis.llm.models import model_from_config
+    from analysis.settings import (
+        CALL_STEP_CONFIGS,
+        LlmConfig,
+        PromptsConfig,
+        RunConfig,
+        from_params,
+    )
     from analysis.stages.prompts import PromptSet
     from analysis.stages.requests import caller_from_config
     from analysis.stages.shards import Shard, write_shard_table
@@ -88,14 +95,14 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     step_cfg = from_params(CALL_STEP_CONFIGS[step.config_stage], stages, "stages")
     seed = from_params(RunConfig, {"seed": params["run.seed"]}, "run").seed
     repo = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
-    llm = {**params["llm"], **runtime_llm_keys(smk.config, repo / "config")}
-    shard = Shard(int(smk.wildcards.shard), from_params(LlmConfig, llm, "llm").shards)
-    prompts = PromptSet.from_config(params["prompts"])
+    llm_params = {**params["llm"], **runtime_llm_keys(smk.config, repo / "config")}
     if smk.params.get("store"):  # the store on a storage provider's shared claim (cluster.md)
-        llm["store"] = smk.params.store
+        llm_params["store"] = smk.params.store
+    llm = from_params(LlmConfig, llm_params, "llm")
+    shard = Shard(int(smk.wildcards.shard), llm.shards)
+    prompts = PromptSet.from_config(from_params(PromptsConfig, params["prompts"], "prompts"))
     caller = caller_from_config(
-        smk.wildcards.model,
-        smk.params.model,
+        model_from_config(smk.wildcards.model, dict(smk.params.model)),
         llm,
         stage=step.stage,
         prompt_version=prompts.version,

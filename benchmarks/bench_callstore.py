@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -46,10 +47,17 @@ from analysis.llm.calls import ChatRequest, call_key, now_iso, run_calls  # noqa
 from analysis.llm.client import POOL_SLOTS  # noqa: E402
 from analysis.llm.keys import effective_params  # noqa: E402
 from analysis.llm.models import ModelSpec  # noqa: E402
-from analysis.llm.settings import CallSettings  # noqa: E402
 from analysis.llm.store import load_index  # noqa: E402
+from analysis.settings import LlmConfig  # noqa: E402
+from analysis.workflow_config import compose_typed  # noqa: E402
 
 START, END = markers("callstore")
+
+
+def llm_settings(**changes: float) -> LlmConfig:
+    """The shipped ``llm`` settings (``config/llm/``, the only copy of the defaults), with the
+    benchmark's own ``changes`` (range-checked like an override)."""
+    return dataclasses.replace(compose_typed()[0].llm, **changes)
 
 
 def sig(x: float, digits: int = 4) -> float:
@@ -144,7 +152,13 @@ def bench_replay(n: int) -> dict:
 
         t0, c0 = time.perf_counter(), time.process_time()
         results = run_calls(
-            model, requests, stage="stage2", store=root, prompt_version="v1", progress=False
+            model,
+            requests,
+            stage="stage2",
+            store=root,
+            prompt_version="v1",
+            settings=llm_settings(),
+            progress=False,
         )
         replay_s, replay_cpu = time.perf_counter() - t0, time.process_time() - c0
         assert len(results) == n and all(r.cached for r in results)
@@ -192,7 +206,7 @@ def server_process(latency_s: float) -> Iterator[tuple[str, int]]:
 
 def bench_record(latency_s: float, concurrencies: list[int], min_calls: int) -> list[dict]:
     rows = []
-    settings = CallSettings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
+    settings = llm_settings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
     with server_process(latency_s) as (base_url, server_pid):
         for conc in concurrencies:
             n = max(min_calls, 8 * conc)

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from typing import Any
 
-from analysis.settings import Config
+from analysis.settings import Config, LlmConfig, PromptsConfig
 from analysis.stats.study_common import StatsSettings
 from analysis.workflow_config import compose_typed
 
@@ -20,6 +21,20 @@ def _composed() -> Config:
 def default_settings() -> Config:
     """A fresh copy of the composed default config (tests may change it freely)."""
     return copy.deepcopy(_composed())
+
+
+def llm_settings(**changes: Any) -> LlmConfig:
+    """The shipped ``llm`` group (``config/llm/replay.yaml``) with ``changes`` applied.
+
+    It serves wherever the call layer wants client settings (an ``LlmConfig`` is a
+    ``ClientSettings``); ``dataclasses.replace`` runs the same range checks as composition.
+    """
+    return dataclasses.replace(_composed().llm, **changes)
+
+
+def prompts_settings() -> PromptsConfig:
+    """The shipped prompt templates (``config/prompts/v1.yaml``), typed; a fresh copy."""
+    return copy.deepcopy(_composed().prompts)
 
 
 def stats_settings(**changes: Any) -> StatsSettings:

@@ -35,6 +35,8 @@ from tests.conftest import REPO_ROOT, run_snakemake
         ("stats.n_boot=-5", ["stats.n_boot", "-5", ">= 1"]),
         ("llm.timeout_s=0", ["llm.timeout_s", "> 0"]),
         ("llm.max_retries=-1", ["llm.max_retries", ">= 0"]),
+        ("llm.backoff_base_s=-1", ["llm.backoff_base_s", "-1", ">= 0"]),
+        ("llm.backoff_max_s=-0.5", ["llm.backoff_max_s", "-0.5", ">= 0"]),
         ("llm.shards=0", ["llm.shards", ">= 1"]),
         ("stages.stage2.max_items_per_model=0", ["stages.stage2.max_items_per_model", ">= 1"]),
         ("stats.nboot=5", ["stats.nboot", "'n_boot'?"]),
@@ -152,6 +154,18 @@ def test_rule_params_leave_runtime_only_keys_out() -> None:
     assert {"llm.timeout_s", "llm.progress", "llm.executor", "llm.max_retries"} <= RUNTIME_KEYS
     with pytest.raises(ConfigError, match="runtime-only"):
         subtree(cfg, "llm.timeout_s")
+
+
+def test_the_client_settings_are_the_llm_groups_runtime_keys() -> None:
+    # the call layer receives the composed llm group itself: no second settings type, and
+    # every client setting stays out of rule params (so out of every call key)
+    llm = compose_typed()[0].llm
+    assert isinstance(llm, settings.ClientSettings)
+    client = {f.name for f in dataclasses.fields(settings.ClientSettings)}
+    assert client | {"executor", "progress"} == set(settings.LLM_RUNTIME_KEYS)
+    assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(settings.LlmConfig))
+    with pytest.raises(ConfigError, match="llm.backoff_max_s"):
+        dataclasses.replace(llm, backoff_max_s=-1)
 
 
 def test_the_two_seed_schemes_keep_every_callers_draws() -> None:

@@ -22,17 +22,14 @@ if TYPE_CHECKING:
         call_key,
         calls_provenance,
         run_calls,
-        run_stage_calls,
         usage_summary,
     )
     from analysis.llm.models import ModelSpec, model_from_config, models_from_config
-    from analysis.llm.settings import CallSettings
     from analysis.llm.store import validate_store
 
 __all__ = [
     "CallError",
     "CallResult",
-    "CallSettings",
     "ChatRequest",
     "ModelSpec",
     "ReplayMiss",
@@ -41,7 +38,6 @@ __all__ = [
     "model_from_config",
     "models_from_config",
     "run_calls",
-    "run_stage_calls",
     "usage_summary",
     "validate_store",
 ]
@@ -52,7 +48,6 @@ __all__ = [
 _HOME = {
     "CallError": "calls",
     "CallResult": "calls",
-    "CallSettings": "settings",
     "ChatRequest": "calls",
     "ModelSpec": "models",
     "ReplayMiss": "calls",
@@ -61,7 +56,6 @@ _HOME = {
     "model_from_config": "models",
     "models_from_config": "models",
     "run_calls": "calls",
-    "run_stage_calls": "calls",
     "usage_summary": "calls",
     "validate_store": "store",
 }

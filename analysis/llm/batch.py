@@ -47,8 +47,8 @@ from analysis.llm.client import (
 )
 from analysis.llm.models import ModelSpec
 from analysis.llm.progress import CallProgress
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import ShardWriter, StoreFollower
+from analysis.settings import ClientSettings
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class _BatchRun:
         *,
         stage: str,
         prompt_version: str,
-        settings: CallSettings,
+        settings: ClientSettings,
         writer: ShardWriter,
         progress: CallProgress,
     ) -> None:
@@ -334,7 +334,7 @@ async def execute_batch(
     api_key: str,
     stage: str,
     prompt_version: str,
-    settings: CallSettings,
+    settings: ClientSettings,
     writer: ShardWriter,
     progress: CallProgress,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:

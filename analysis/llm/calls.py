@@ -33,9 +33,8 @@ from analysis.llm.client import (
     resolve_api_key,
 )
 from analysis.llm.keys import KeyMaker, effective_params, normalize_value
-from analysis.llm.models import ModelSpec, model_from_config
+from analysis.llm.models import ModelSpec
 from analysis.llm.progress import CallProgress
-from analysis.llm.settings import EXECUTORS, MODES, CallSettings
 from analysis.llm.store import (
     KeyClaims,
     ShardWriter,
@@ -45,6 +44,7 @@ from analysis.llm.store import (
     shard_path,
     usage_summary,
 )
+from analysis.settings import ClientSettings, Executor, LlmMode
 
 __all__ = [
     "CallError",
@@ -55,9 +55,11 @@ __all__ = [
     "call_key",
     "calls_provenance",
     "run_calls",
-    "run_stage_calls",
     "usage_summary",
 ]
+
+MODES = tuple(m.value for m in LlmMode)
+EXECUTORS = tuple(m.value for m in Executor)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -329,7 +331,7 @@ async def _direct(
     api_key: str,
     stage: str,
     prompt_version: str,
-    settings: CallSettings,
+    settings: ClientSettings,
     writer: ShardWriter,
     progress: CallProgress,
     reuse_stored: bool = False,
@@ -406,7 +408,7 @@ def run_calls(
     shard: str = "0",
     progress: bool = True,
     prompt_version: str = "",
-    settings: CallSettings | None = None,
+    settings: ClientSettings,
     executor: str = "direct",
     raise_on_error: bool = True,
     overrides: str | None = None,
@@ -415,9 +417,10 @@ def run_calls(
 
     ``store`` is the store root (``data/calls``); new records go to
     ``<store>/<stage>/<model>/<shard>.jsonl``. ``overrides`` (the run's Hydra overrides) only
-    completes the command printed by ``ReplayMiss``. With ``raise_on_error`` a call that fails
-    for good raises ``CallError`` after every other call is stored; otherwise its result
-    carries the error.
+    completes the command printed by ``ReplayMiss``. ``settings`` (timeouts, retries, polling)
+    come from the composed ``llm`` group (an ``LlmConfig`` is one). With ``raise_on_error`` a
+    call that fails for good raises ``CallError`` after every other call is stored; otherwise
+    its result carries the error.
     """
     if mode not in MODES:
         raise ValueError(f"llm.mode '{mode}' unknown; use one of {MODES}")
@@ -426,7 +429,6 @@ def run_calls(
     check_name("stage", stage)
     check_name("shard", shard)
     store = Path(store)
-    settings = settings or CallSettings()
 
     key_of = _keyer(model, prompt_version)
     with gc_paused():
@@ -501,7 +503,7 @@ def _execute(
     stage: str,
     store: Path,
     shard: str,
-    settings: CallSettings,
+    settings: ClientSettings,
     prompt_version: str,
     executor: str,
     progress: CallProgress,
@@ -532,53 +534,6 @@ def resolve_store(path: str | Path, repo: Path = REPO_ROOT) -> Path:
     """The store root of the config: relative paths are relative to the repository ``repo``."""
     path = Path(path)
     return path if path.is_absolute() else repo / path
-
-
-def run_stage_calls(
-    cfg: Mapping[str, Any],
-    model_name: str,
-    requests: Sequence[ChatRequest],
-    *,
-    stage: str,
-    shard: str = "0",
-    overrides: str | None = None,
-    mode: str | None = None,
-) -> list[CallResult]:
-    """``run_calls`` with model, mode, store and settings taken from a composed config.
-
-    ``mode`` overrides ``llm.mode`` (a rule may keep the mode out of its hashed params, so
-    that switching replay -> record does not by itself rerun it).
-
-    ``cfg`` needs the keys ``llm`` (the whole group, runtime keys included: ``subtree`` leaves
-    those out), ``models`` and ``prompts`` (or ``prompts.version``).
-    """
-
-    def get(name: str) -> Any:
-        if name in cfg:
-            return cfg[name]
-        raise KeyError(f"run_stage_calls: config has no '{name}' (pass subtree(CFG, '{name}'))")
-
-    llm = dict(get("llm"))
-    models = get("models")
-    if model_name not in models:
-        raise KeyError(f"model '{model_name}' is not in the models group ({sorted(models)})")
-    if "prompts.version" in cfg:
-        prompt_version = cfg["prompts.version"]
-    else:
-        prompt_version = get("prompts").get("version", "")
-    return run_calls(
-        model_from_config(model_name, models[model_name]),
-        requests,
-        stage=stage,
-        store=resolve_store(llm["store"]),
-        mode=mode or llm["mode"],
-        shard=shard,
-        progress=bool(llm["progress"]),
-        prompt_version=str(prompt_version),
-        settings=CallSettings.from_config(llm),
-        executor=llm["executor"],
-        overrides=overrides,
-    )
 
 
 def calls_provenance(

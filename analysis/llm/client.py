@@ -38,8 +38,8 @@ from tenacity import (
 from tenacity.wait import wait_exponential_jitter
 
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import redact
+from analysis.settings import ClientSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -92,7 +92,7 @@ def resolve_api_key(model: ModelSpec) -> str:
 def make_client(
     base_url: str,
     api_key: str,
-    settings: CallSettings,
+    settings: ClientSettings,
     *,
     max_concurrency: int = 100,
     ssl_context: ssl.SSLContext | None = None,
@@ -134,7 +134,7 @@ class ClientPool:
     """
 
     def __init__(
-        self, base_url: str, api_key: str, settings: CallSettings, max_concurrency: int
+        self, base_url: str, api_key: str, settings: ClientSettings, max_concurrency: int
     ) -> None:
         slots = max(max_concurrency, 1)
         n = -(-slots // POOL_SLOTS)
@@ -266,7 +266,7 @@ async def _within_deadline(attempt: Awaitable[T], timeout_s: float) -> T:
         raise AttemptTimeout(f"no complete response within {timeout_s:g}s") from None
 
 
-def _waiter(settings: CallSettings):
+def _waiter(settings: ClientSettings):
     backoff = wait_exponential_jitter(
         multiplier=settings.backoff_base_s,
         max=settings.backoff_max_s,
@@ -291,7 +291,7 @@ async def call_with_retries(
     *,
     stage: str,
     key: str,
-    settings: CallSettings,
+    settings: ClientSettings,
     secrets: Sequence[str] = (),
 ) -> tuple[dict[str, Any], float, int]:
     """(response, latency of the successful attempt, attempts) or ``CallError``."""
@@ -335,7 +335,7 @@ async def call_with_retries(
     raise AssertionError("unreachable: tenacity neither returned nor raised")
 
 
-async def retry_op(fn: Callable[[], Awaitable[T]], *, settings: CallSettings, what: str) -> T:
+async def retry_op(fn: Callable[[], Awaitable[T]], *, settings: ClientSettings, what: str) -> T:
     """Run an endpoint operation (a Batch API upload, batch request or download) with our retries.
 
     Each attempt is under the same total deadline as a chat call (``timeout_s``, connect to

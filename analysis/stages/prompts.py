@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.settings import PromptsConfig
+
 Message = dict[str, str]
 
 #: the templates every prompt version must define (each a system + user pair)
@@ -69,32 +71,32 @@ class PromptSet:
     answer_formats: Mapping[str, Mapping[str, str]]
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any]) -> PromptSet:
-        """Build from the ``prompts`` config group; every template must be non-empty."""
-        version = str(cfg.get("version") or "")
+    def from_config(cls, cfg: PromptsConfig) -> PromptSet:
+        """Build from the typed ``prompts`` settings; every template must be non-empty."""
+        version = str(cfg.version or "")
         if not version:
             raise PromptError("prompts: 'version' is empty; it is part of every call key")
         templates: dict[str, dict[str, str]] = {}
         for name in TEMPLATE_NAMES:
-            node = cfg.get(name) or {}
-            if not str(node.get("user") or "").strip():
+            template = getattr(cfg, name)
+            if not str(template.user or "").strip():
                 raise PromptError(f"prompts {version}: template '{name}.user' is empty")
             templates[name] = {
-                "system": _normalize(node.get("system") or ""),
-                "user": _normalize(node["user"]),
+                "system": _normalize(template.system or ""),
+                "user": _normalize(template.user),
             }
         repairs = {}
         for kind in REPAIR_KINDS:
-            text = str((cfg.get("repair") or {}).get(kind) or "")
+            text = str(getattr(cfg.repair, kind) or "")
             if not text.strip():
                 raise PromptError(f"prompts {version}: repair template '{kind}' is empty")
             repairs[kind] = _normalize(text)
         formats: dict[str, dict[str, str]] = {}
         for kind in LABEL_KINDS:
-            node = (cfg.get("answer_formats") or {}).get(kind) or {}
+            node = getattr(cfg.answer_formats, kind)
             formats[kind] = {}
             for fmt in LABEL_FORMATS:
-                text = str(node.get(fmt) or "")
+                text = str(getattr(node, fmt) or "")
                 if not text.strip():
                     raise PromptError(f"prompts {version}: answer_formats.{kind}.{fmt} is empty")
                 formats[kind][fmt] = _normalize(text)

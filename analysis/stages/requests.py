@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.llm.calls import CallResult, ChatRequest, run_calls
+from analysis.llm.calls import CallResult, ChatRequest, resolve_store, run_calls
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
+from analysis.settings import ClientSettings, LlmConfig
 from analysis.stages.prompts import Message
 
 
@@ -45,7 +45,7 @@ class ModelCaller:
     store: Path
     mode: str
     prompt_version: str
-    settings: CallSettings | None = None
+    settings: ClientSettings
     shard: str = "0"
     overrides: str | None = None
     executor: str = "direct"  # llm.executor: direct requests, or one Batch API batch per call set
@@ -68,40 +68,31 @@ class ModelCaller:
         )
 
 
-def store_path(store: str | Path) -> Path:
-    """The call store folder: relative paths are relative to the repository, not the cwd."""
-    from analysis import REPO_ROOT
-
-    path = Path(store)
-    return path if path.is_absolute() else REPO_ROOT / path
-
-
 def caller_from_config(
-    model_name: str,
-    model_cfg: Mapping[str, Any],
-    llm_cfg: Mapping[str, Any],
+    model: ModelSpec,
+    llm: LlmConfig,
     *,
     stage: str,
     prompt_version: str,
     overrides: str | None = None,
     shard: str = "0",
 ) -> ModelCaller:
-    """A :class:`ModelCaller` from the ``models.<name>`` and ``llm`` config subtrees.
+    """A :class:`ModelCaller` for ``model`` from the run's typed ``llm`` settings.
 
-    ``llm_cfg`` must hold the runtime-only keys too (``executor``, timeouts: a rule's params
-    leave them out, :func:`analysis.workflow_config.runtime_llm_keys` adds them back); without
-    ``executor`` a run would silently make direct calls where the user asked for a batch.
+    ``llm`` must be the whole group, runtime-only keys included (``executor``, timeouts: a
+    rule's params leave them out, :func:`analysis.workflow_config.runtime_llm_keys` adds them
+    back before the glue types them); without ``executor`` a run would silently make direct
+    calls where the user asked for a batch. A relative ``llm.store`` is relative to the
+    repository, not the cwd.
     """
-    from analysis.llm.models import model_from_config
-
     return ModelCaller(
-        model=model_from_config(model_name, dict(model_cfg)),
+        model=model,
         stage=stage,
-        store=store_path(llm_cfg["store"]),
-        mode=str(llm_cfg["mode"]),
+        store=resolve_store(llm.store),
+        mode=str(llm.mode),
         prompt_version=prompt_version,
-        settings=CallSettings.from_config(llm_cfg),
+        settings=llm,
         shard=shard,
         overrides=overrides,
-        executor=str(llm_cfg["executor"]),
+        executor=str(llm.executor),
     )

@@ -10,7 +10,8 @@ import pytest
 
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
+from analysis.settings import ClientSettings
+from tests.settings_defaults import llm_settings
 
 #: the key the tests use; every file written in a test is scanned for it
 TEST_KEY = "sk-test-3f9a1c77e2b04d5e8a6b"
@@ -18,10 +19,10 @@ KEY_ENV = "RECENTER_TEST_API_KEY"
 
 
 @pytest.fixture
-def fast() -> CallSettings:
+def fast() -> ClientSettings:
     """Retries with millisecond sleeps, so fault tests run in seconds. The timeout stays
     generous: the machine is shared, and a spurious timeout would make a second attempt."""
-    return CallSettings(timeout_s=10, max_retries=3, backoff_base_s=0.002, backoff_max_s=0.01)
+    return llm_settings(timeout_s=10, max_retries=3, backoff_base_s=0.002, backoff_max_s=0.01)
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from analysis.llm.calls import CallError, ChatRequest, PendingCall, call_key, ru
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.keys import effective_params
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import iter_shard, shard_path, validate_store
+from analysis.settings import ClientSettings
 
 
 @pytest.fixture
-def batch_settings(fast: CallSettings) -> CallSettings:
+def batch_settings(fast: ClientSettings) -> ClientSettings:
     return dataclasses.replace(fast, batch_poll_s=0.01, batch_timeout_s=30)
 
 
@@ -42,7 +42,7 @@ def stored(store: Path) -> list[dict]:
 
 
 def test_batch_maps_results_back_and_stores_them_like_direct_calls(
-    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: ClientSettings
 ) -> None:
     server.batch_polls_to_complete = 3
     results = run_batch(model, store, batch_settings, ["b", "a", "c"])
@@ -70,13 +70,14 @@ def test_batch_maps_results_back_and_stores_them_like_direct_calls(
         stage="s",
         store=store,
         progress=False,
+        settings=batch_settings,
     )
     assert [r.text for r in replayed] == ["echo: a", "echo: b", "echo: c"]
     assert sum(server.served.values()) == 3
 
 
 def test_interrupted_batch_resumes_instead_of_paying_twice(
-    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: ClientSettings
 ) -> None:
     server.batch_polls_to_complete = 10**6  # never finishes while the first run waits
     impatient = dataclasses.replace(batch_settings, batch_timeout_s=0.05)
@@ -95,7 +96,7 @@ def test_interrupted_batch_resumes_instead_of_paying_twice(
 
 
 def test_resume_after_upload_finds_the_batch_by_its_input_file(
-    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: ClientSettings
 ) -> None:
     """Killed after ``batches.create`` was sent but before its id was saved."""
     requests = [ChatRequest.from_prompt(p) for p in ("u", "v")]
@@ -149,7 +150,7 @@ def test_resume_after_upload_finds_the_batch_by_its_input_file(
 
 
 def test_failed_batch_lines_are_reported_not_stored_and_retried_next_run(
-    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: ClientSettings
 ) -> None:
     server.plan = {"bad": ["400"]}
     with pytest.raises(CallError, match=r"1 of 2 calls failed .*batch line failed \(HTTP 400\)"):
@@ -161,7 +162,7 @@ def test_failed_batch_lines_are_reported_not_stored_and_retried_next_run(
 
 
 def test_refresh_through_batch_appends_newer_answers(
-    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, batch_settings: ClientSettings
 ) -> None:
     run_batch(model, store, batch_settings, ["r"])
     (again,) = run_batch(model, store, batch_settings, ["r"], mode="refresh")

@@ -18,16 +18,16 @@ from analysis.llm.batch import BatchPending, state_path
 from analysis.llm.calls import CallError, ChatRequest, call_key, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import ShardWriter, iter_shard, shard_path, usage_summary, validate_store
+from analysis.settings import ClientSettings
 
 
 @pytest.fixture
-def settings(fast: CallSettings) -> CallSettings:
+def settings(fast: ClientSettings) -> ClientSettings:
     return dataclasses.replace(fast, batch_poll_s=0.01, batch_timeout_s=30)
 
 
-def run_batch(model: ModelSpec, store: Path, settings: CallSettings, prompts, **kw):
+def run_batch(model: ModelSpec, store: Path, settings: ClientSettings, prompts, **kw):
     reqs = [ChatRequest.from_prompt(p, custom_id=p) for p in prompts]
     return run_calls(
         model, reqs, stage="s", store=store, mode="record", settings=settings,
@@ -75,7 +75,7 @@ def to_bytes(lines: list[dict[str, Any]]) -> bytes:
 
 
 def test_kill_while_storing_results_does_not_duplicate_them_on_resume(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings, monkeypatch
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings, monkeypatch
 ) -> None:
     prompts = ["a", "b", "c", "d"]
     batch = pending_batch(server, model, store, settings, prompts)
@@ -108,7 +108,7 @@ def tear_line_2(content: bytes) -> bytes:
 
 
 def test_torn_output_line_names_batch_file_and_line_stores_the_rest_and_is_retried(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings
 ) -> None:
     prompts = ["p", "q", "r"]
     server.batch_output_edit = tear_line_2
@@ -126,7 +126,7 @@ def test_torn_output_line_names_batch_file_and_line_stores_the_rest_and_is_retri
 
 
 def test_torn_line_while_resuming_is_logged_and_its_call_made_again(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings, caplog
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings, caplog
 ) -> None:
     batch = pending_batch(server, model, store, settings, ["p", "q"])
     finish_with(server, batch, tear_line_2(to_bytes(answer_lines(server, batch))))
@@ -141,7 +141,7 @@ def test_torn_line_while_resuming_is_logged_and_its_call_made_again(
 
 
 def test_a_failed_batch_shows_its_own_errors(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings
 ) -> None:
     server.batch_errors = {"object": "list", "data": [
         {"code": "model_not_found", "message": "The model fake-model does not exist", "line": 1}
@@ -151,7 +151,7 @@ def test_a_failed_batch_shows_its_own_errors(
 
 
 def test_unknown_and_duplicated_custom_ids_warn_and_never_overwrite(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings, caplog
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings, caplog
 ) -> None:
     batch = pending_batch(server, model, store, settings, ["x", "y"])
     lines = answer_lines(server, batch)
@@ -169,7 +169,7 @@ def test_unknown_and_duplicated_custom_ids_warn_and_never_overwrite(
 
 
 def test_a_saved_batch_the_endpoint_does_not_know_says_to_discard_the_state(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings
 ) -> None:
     batch = pending_batch(server, model, store, settings, ["z"])
     del server.batches[batch["id"]]  # e.g. the state was committed and resumed elsewhere
@@ -188,7 +188,7 @@ def test_batch_state_files_are_not_committed() -> None:
 
 
 def test_batch_calls_are_priced_with_the_batch_discount(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings
 ) -> None:
     cheap = dataclasses.replace(model, price_batch_discount=0.5)
     run_batch(cheap, store, settings, ["m"])
@@ -210,7 +210,7 @@ def test_batch_calls_are_priced_with_the_batch_discount(
 
 @pytest.mark.parametrize("op", ["upload", "create", "list", "poll", "download"])
 def test_every_batch_request_is_under_the_per_attempt_deadline(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings, op: str
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings, op: str
 ) -> None:
     """Issue 16: the batch's file and batch requests had only the per-read timeout, so a
     server dripping one byte every 0.5 s held an upload, poll or download for minutes. Each
@@ -230,7 +230,7 @@ def test_every_batch_request_is_under_the_per_attempt_deadline(
 
 
 def test_a_batch_download_that_never_finishes_fails_with_a_timeout_and_keeps_the_state(
-    server: FakeOpenAI, model: ModelSpec, store: Path, settings: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings
 ) -> None:
     server.op_plan = {"download": ["drip:0.5"] * 2}
     settings = dataclasses.replace(settings, timeout_s=1, max_retries=1)

@@ -8,11 +8,11 @@ from pathlib import Path
 from analysis.cli import main
 from analysis.llm.calls import ChatRequest, run_calls
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
+from analysis.settings import ClientSettings
 
 
 def test_calls_prints_usage_and_validates(
-    model: ModelSpec, store: Path, fast: CallSettings, capsys
+    model: ModelSpec, store: Path, fast: ClientSettings, capsys
 ) -> None:
     reqs = [ChatRequest.from_prompt(f"q{i}") for i in range(3)]
     run_calls(
@@ -41,7 +41,7 @@ def test_calls_on_an_empty_store(tmp_path: Path, capsys) -> None:
 
 
 def test_calls_reads_the_checkout_it_runs_in_not_the_installed_one(
-    model: ModelSpec, tmp_path: Path, fast: CallSettings, capsys, monkeypatch
+    model: ModelSpec, tmp_path: Path, fast: ClientSettings, capsys, monkeypatch
 ) -> None:
     """From a second checkout, the default store is that checkout's data/calls (said on stderr)."""
     copy = tmp_path / "second-checkout"

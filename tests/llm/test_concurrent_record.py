@@ -26,7 +26,7 @@ RECORDER = textwrap.dedent(
     import sys
     from pathlib import Path
     from analysis.llm import ChatRequest, ModelSpec, run_calls
-    from analysis.llm.settings import CallSettings
+    from tests.settings_defaults import llm_settings
 
     base_url, store, shard, order = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     model = ModelSpec("fake-model", base_url, None, {"temperature": 0}, max_concurrency=3)
@@ -35,7 +35,7 @@ RECORDER = textwrap.dedent(
     if order == "reversed":
         requests.reverse()
     results = run_calls(model, requests, stage="s", store=store, mode="record", shard=shard,
-                        progress=False, settings=CallSettings(timeout_s=10, max_retries=2))
+                        progress=False, settings=llm_settings(timeout_s=10, max_retries=2))
     assert sorted(r.text for r in results) == sorted(f"echo: call {i}" for i in numbers)
     """
 )

@@ -16,8 +16,9 @@ import pytest
 from analysis.llm.calls import CallError, ChatRequest, ReplayMiss, call_key, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import iter_shard, shard_path, validate_store
+from analysis.settings import ClientSettings
+from tests.settings_defaults import llm_settings
 
 
 def stored_keys(store: Path, stage: str = "s", model: str = "fake-model") -> list[str]:
@@ -25,7 +26,7 @@ def stored_keys(store: Path, stage: str = "s", model: str = "fake-model") -> lis
     return [rec["key"] for _, rec in iter_shard(path)] if path.exists() else []
 
 
-def record(model: ModelSpec, store: Path, fast: CallSettings, *prompts: str, **kw):
+def record(model: ModelSpec, store: Path, fast: ClientSettings, *prompts: str, **kw):
     reqs = [ChatRequest.from_prompt(p, custom_id=p, params=kw.pop("params", None)) for p in prompts]
     return run_calls(
         model, reqs, stage="s", store=store, mode="record", settings=fast, progress=False, **kw
@@ -49,7 +50,7 @@ def record(model: ModelSpec, store: Path, fast: CallSettings, *prompts: str, **k
     ],
 )
 def test_transient_faults_are_retried_and_stored_once(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, plan, attempts
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, plan, attempts
 ) -> None:
     server.plan = {"q": plan}
     fast = dataclasses.replace(fast, timeout_s=1.5)
@@ -63,7 +64,7 @@ def test_transient_faults_are_retried_and_stored_once(
 
 
 def test_timeout_is_per_attempt_not_per_read(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     """A server dripping one byte every 0.5 s never lets a single read time out; the attempt
     must still end at ``timeout_s`` (connect to last byte), and the retry gets its own."""
@@ -78,7 +79,7 @@ def test_timeout_is_per_attempt_not_per_read(
 
 
 def test_a_dripping_server_that_never_finishes_fails_with_a_timeout(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     server.plan = {"q": ["drip:0.5"] * 2}
     fast = dataclasses.replace(fast, timeout_s=1, max_retries=1)
@@ -92,7 +93,7 @@ def test_a_dripping_server_that_never_finishes_fails_with_a_timeout(
 
 @pytest.mark.parametrize(("action", "wait"), [("429:ra=0.3", 0.3), ("429:ms=250", 0.25)])
 def test_retry_after_is_honoured(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, action, wait
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, action, wait
 ) -> None:
     server.plan = {"q": [action]}
     start = time.perf_counter()
@@ -102,7 +103,7 @@ def test_retry_after_is_honoured(
 
 
 def test_retry_after_is_capped(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     server.plan = {"q": ["429:ra=3600"]}
     capped = dataclasses.replace(fast, retry_after_max_s=0.05)
@@ -113,7 +114,7 @@ def test_retry_after_is_capped(
 
 @pytest.mark.parametrize("status", ["400", "401", "404", "422"])
 def test_other_4xx_fail_at_once_with_a_clear_error(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, status
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, status
 ) -> None:
     server.plan = {"bad": [status]}
     with pytest.raises(CallError) as err:
@@ -128,7 +129,7 @@ def test_other_4xx_fail_at_once_with_a_clear_error(
 
 
 def test_exhausted_retries_name_model_stage_key_and_attempts(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     server.plan = {"q": ["503"] * 10}
     results = record(model, store, fast, "q", "r", raise_on_error=False)
@@ -146,7 +147,7 @@ def test_exhausted_retries_name_model_stage_key_and_attempts(
 
 
 def test_invalid_content_is_stored_once_and_reported_the_same_on_replay(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     server.plan = {"j": ["badcontent"]}
     json_mode = {"response_format": {"type": "json_object"}}
@@ -164,6 +165,7 @@ def test_invalid_content_is_stored_once_and_reported_the_same_on_replay(
         stage="s",
         store=store,
         progress=False,
+        settings=fast,
     )
     assert replayed.cached and replayed.error == res.error and replayed.text == res.text
     assert server.served["j"] == 1 and len(stored_keys(store)) == 2
@@ -182,7 +184,7 @@ def test_concurrency_is_bounded_per_endpoint(
 
 
 def test_client_pool_never_puts_more_requests_on_a_client_than_its_connections(
-    fast: CallSettings,
+    fast: ClientSettings,
 ) -> None:
     from analysis.llm.client import POOL_SLOTS, ClientPool
 
@@ -204,7 +206,7 @@ def test_client_pool_never_puts_more_requests_on_a_client_than_its_connections(
 
 
 def test_identical_requests_in_one_set_are_made_once(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     reqs = [ChatRequest.from_prompt("same", custom_id=f"item-{i}") for i in range(3)]
     reqs.append(ChatRequest.from_prompt("same", sample_index=1, custom_id="item-3"))
@@ -217,7 +219,7 @@ def test_identical_requests_in_one_set_are_made_once(
 
 
 def test_refresh_calls_again_and_the_newer_answer_wins(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     (first,) = record(model, store, fast, "q")
     server.plan = {"q": ["ok", "leak"]}  # the second answer differs (it mentions the header)
@@ -232,14 +234,14 @@ def test_refresh_calls_again_and_the_newer_answer_wins(
     )
     assert not refreshed.cached and refreshed.text != first.text
     (replayed,) = run_calls(
-        model, [ChatRequest.from_prompt("q")], stage="s", store=store, progress=False
+        model, [ChatRequest.from_prompt("q")], stage="s", store=store, progress=False, settings=fast
     )
     assert replayed.text == refreshed.text
     assert stored_keys(store) == [first.key, first.key]  # the old answer stays (it was paid)
 
 
 def test_replay_miss_fails_closed_with_count_key_and_command(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     record(model, store, fast, "a")
     reqs = [ChatRequest.from_prompt(p) for p in ("a", "b", "c", "c")]
@@ -252,6 +254,7 @@ def test_replay_miss_fails_closed_with_count_key_and_command(
             store=store,
             progress=False,
             overrides="data=annotation_tool llm=replay",
+            settings=fast,
         )
     message = str(err.value)
     missing_b = call_key(model, reqs[1], "")
@@ -265,7 +268,7 @@ def test_replay_miss_fails_closed_with_count_key_and_command(
 
 
 def test_replay_needs_no_server_and_no_key(
-    model: ModelSpec, store: Path, fast: CallSettings, monkeypatch: pytest.MonkeyPatch
+    model: ModelSpec, store: Path, fast: ClientSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with FakeOpenAI() as temporary:
         spec = dataclasses.replace(model, base_url=temporary.base_url)
@@ -280,6 +283,7 @@ def test_replay_needs_no_server_and_no_key(
         stage="s",
         store=store,
         progress=False,
+        settings=fast,
     )
     assert [r.text for r in replayed] == [r.text for r in recorded]
     assert [r.response for r in replayed] == [r.response for r in recorded]
@@ -299,11 +303,12 @@ def test_record_with_a_missing_key_variable_says_which(
             store=store,
             mode="record",
             progress=False,
+            settings=llm_settings(),
         )
 
 
 def test_run_calls_works_inside_a_running_event_loop(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     async def inside() -> list:
         return record(model, store, fast, "x")
@@ -313,7 +318,7 @@ def test_run_calls_works_inside_a_running_event_loop(
 
 
 def test_progress_bar_reports_done_cached_failed(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, capsys
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, capsys
 ) -> None:
     record(model, store, fast, "a")
     server.plan = {"b": ["400"]}

@@ -15,8 +15,8 @@ from analysis import REPO_ROOT
 from analysis.llm.calls import ChatRequest, call_key, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import iter_shard, shard_path, validate_store
+from tests.settings_defaults import llm_settings
 
 N_CALLS = 60
 
@@ -25,13 +25,13 @@ RECORDER = textwrap.dedent(
     import sys
     from pathlib import Path
     from analysis.llm import ChatRequest, ModelSpec, run_calls
-    from analysis.llm.settings import CallSettings
+    from tests.settings_defaults import llm_settings
 
     base_url, store = sys.argv[1], Path(sys.argv[2])
     model = ModelSpec("fake-model", base_url, None, {"temperature": 0}, max_concurrency=3)
     requests = [ChatRequest.from_prompt(f"call {i}") for i in range(int(sys.argv[3]))]
     run_calls(model, requests, stage="s", store=store, mode="record", progress=False,
-              settings=CallSettings(timeout_s=5, max_retries=2, backoff_base_s=0.01))
+              settings=llm_settings(timeout_s=5, max_retries=2, backoff_base_s=0.01))
     """
 )
 
@@ -73,7 +73,7 @@ def test_sigkill_half_way_then_rerun(tmp_path: Path) -> None:
             store=store,
             mode="record",
             progress=False,
-            settings=CallSettings(timeout_s=5, max_retries=2, backoff_base_s=0.01),
+            settings=llm_settings(timeout_s=5, max_retries=2, backoff_base_s=0.01),
         )
 
     # every call completed before the kill was reused, none was made again

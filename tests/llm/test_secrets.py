@@ -15,8 +15,8 @@ import pytest
 from analysis.llm.calls import CallError, ChatRequest, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import usage_summary, validate_store
+from analysis.settings import ClientSettings
 from tests.llm.conftest import KEY_ENV, TEST_KEY
 
 
@@ -26,7 +26,7 @@ def scan(root: Path) -> list[Path]:
 
 
 def test_key_reaches_the_endpoint_but_no_written_file(
-    tmp_path: Path, fast: CallSettings, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fast: ClientSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, TEST_KEY)
     log_file = tmp_path / "logs" / "rule.log"
@@ -52,7 +52,9 @@ def test_key_reaches_the_endpoint_but_no_written_file(
                     settings=fast,
                     progress=False,
                 )
-            results = run_calls(model, reqs[:2], stage="s", store=store, progress=False)
+            results = run_calls(
+                model, reqs[:2], stage="s", store=store, progress=False, settings=fast
+            )
             batch_settings = dataclasses.replace(fast, batch_poll_s=0.01)
             server.plan["b-leaky"] = ["leak"]
             run_calls(

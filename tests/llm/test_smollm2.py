@@ -19,6 +19,7 @@ from analysis.llm.local_server import LocalServerError, local_server, model_file
 from analysis.llm.models import ModelSpec, model_from_config
 from analysis.llm.store import validate_store
 from analysis.workflow_config import compose_config
+from tests.settings_defaults import llm_settings
 
 HAVE_LOCAL_MODEL = (
     importlib.util.find_spec("llama_cpp") is not None
@@ -96,6 +97,7 @@ def test_record_then_replay_with_the_server_stopped(smol: ModelSpec, tmp_path: P
         mode="record",
         progress=False,
         prompt_version="test",
+        settings=llm_settings(),
     )
     assert all(isinstance(r.text, str) and r.text for r in recorded)
     assert all(r.usage["prompt_tokens"] > 0 and r.usage["completion_tokens"] > 0 for r in recorded)
@@ -106,7 +108,13 @@ def test_record_then_replay_with_the_server_stopped(smol: ModelSpec, tmp_path: P
     # replay: the server is stopped and could not even be started (package unknown)
     unstartable = dataclasses.replace(smol, server={**smol.server, "package": "no_such_pkg"})
     replayed = run_calls(
-        unstartable, requests, stage="smoke", store=store, progress=False, prompt_version="test"
+        unstartable,
+        requests,
+        stage="smoke",
+        store=store,
+        progress=False,
+        prompt_version="test",
+        settings=llm_settings(),
     )
     assert all(r.cached for r in replayed)
     assert [(r.key, r.text, r.response, r.usage, r.error) for r in replayed] == [

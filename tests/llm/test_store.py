@@ -13,7 +13,6 @@ from analysis.cli import main
 from analysis.llm.calls import ChatRequest, run_calls
 from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
-from analysis.llm.settings import CallSettings
 from analysis.llm.store import (
     ShardWriter,
     StoreError,
@@ -23,16 +22,18 @@ from analysis.llm.store import (
     usage_summary,
     validate_store,
 )
+from analysis.settings import ClientSettings
+from tests.settings_defaults import llm_settings
 
 
-def _record(stage: str, model: ModelSpec, store: Path, fast: CallSettings, n: int = 3) -> Path:
+def _record(stage: str, model: ModelSpec, store: Path, fast: ClientSettings, n: int = 3) -> Path:
     reqs = [ChatRequest.from_prompt(f"question {i}", custom_id=f"i{i}") for i in range(n)]
     run_calls(model, reqs, stage=stage, store=store, mode="record", settings=fast, progress=False)
     return shard_path(store, stage, model.name, "0")
 
 
 def test_recorded_shard_is_json_lines_with_every_field(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     path = _record("stage2", model, store, fast)
     assert path == store / "stage2" / "fake-model" / "0.jsonl"
@@ -61,7 +62,7 @@ def test_recorded_shard_is_json_lines_with_every_field(
 
 
 def test_torn_last_line_is_ignored_then_truncated_by_the_next_writer(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     path = _record("s", model, store, fast, n=2)
     good = path.read_bytes()
@@ -78,7 +79,7 @@ def test_torn_last_line_is_ignored_then_truncated_by_the_next_writer(
 
 
 def test_complete_last_record_without_newline_is_kept_and_completed(
-    server: FakeOpenAI, model: ModelSpec, store: Path, fast: CallSettings, capsys
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, capsys
 ) -> None:
     """A hand edit (or a kill exactly before the newline) leaves a complete record with no
     trailing newline: it is a paid call, so readers serve it and the next writer keeps it."""
@@ -100,7 +101,7 @@ def test_complete_last_record_without_newline_is_kept_and_completed(
 
 
 def test_file_with_one_complete_record_and_no_newline(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     path = _record("s", model, store, fast, n=1)
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
@@ -121,7 +122,7 @@ def test_file_without_any_newline_is_all_torn(tmp_path: Path) -> None:
 
 
 def test_corrupt_middle_line_fails_closed_naming_file_and_line(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     path = _record("s", model, store, fast, n=3)
     lines = path.read_text().splitlines(keepends=True)
@@ -134,7 +135,7 @@ def test_corrupt_middle_line_fails_closed_naming_file_and_line(
 
 
 def test_validate_recomputes_keys_and_checks_folders(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     path = _record("s", model, store, fast, n=2)
     recs = [json.loads(x) for x in path.read_text().splitlines()]
@@ -162,7 +163,7 @@ def test_newest_record_wins_across_shards(model: ModelSpec, tmp_path: Path) -> N
     assert load_index(tmp_path, "s", "m")["k"]["v"] == "new"
 
 
-def test_compressed_shards_are_read(model: ModelSpec, store: Path, fast: CallSettings) -> None:
+def test_compressed_shards_are_read(model: ModelSpec, store: Path, fast: ClientSettings) -> None:
     path = _record("s", model, store, fast, n=3)
     path.with_name("0.jsonl.gz").write_bytes(gzip.compress(path.read_bytes()))
     path.unlink()
@@ -174,6 +175,7 @@ def test_compressed_shards_are_read(model: ModelSpec, store: Path, fast: CallSet
         stage="s",
         store=store,
         progress=False,
+        settings=fast,
     )
     assert all(r.cached for r in results)
 
@@ -199,7 +201,7 @@ def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
 
 
 def test_usage_summary_counts_calls_tokens_cost_per_stage_and_model(
-    model: ModelSpec, store: Path, fast: CallSettings
+    model: ModelSpec, store: Path, fast: ClientSettings
 ) -> None:
     _record("stage1", model, store, fast, n=2)
     _record("stage2", model, store, fast, n=3)
@@ -219,6 +221,15 @@ def test_stage_and_shard_names_cannot_escape_the_store(
     model: ModelSpec, store: Path, server: FakeOpenAI
 ) -> None:
     with pytest.raises(StoreError, match="shard '../x'"):
-        run_calls(model, [ChatRequest.from_prompt("q")], stage="s", store=store, shard="../x")
+        run_calls(
+            model,
+            [ChatRequest.from_prompt("q")],
+            stage="s",
+            store=store,
+            shard="../x",
+            settings=llm_settings(),
+        )
     with pytest.raises(StoreError, match="stage 'a/b'"):
-        run_calls(model, [ChatRequest.from_prompt("q")], stage="a/b", store=store)
+        run_calls(
+            model, [ChatRequest.from_prompt("q")], stage="a/b", store=store, settings=llm_settings()
+        )

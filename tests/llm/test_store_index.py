@@ -17,6 +17,7 @@ from analysis.llm import store as store_mod
 from analysis.llm.calls import ChatRequest, run_calls
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import StoreError, index_path, load_index
+from tests.settings_defaults import llm_settings
 
 MODEL = ModelSpec("m", "http://127.0.0.1:9/v1", None, {"temperature": 0.0})
 
@@ -169,7 +170,13 @@ def test_replay_results_are_identical_with_and_without_the_index(
 
     def replay() -> list:
         return run_calls(
-            MODEL, requests, stage="s", store=tmp_path, prompt_version="v1", progress=False
+            MODEL,
+            requests,
+            stage="s",
+            store=tmp_path,
+            prompt_version="v1",
+            progress=False,
+            settings=llm_settings(),
         )
 
     fresh = replay()

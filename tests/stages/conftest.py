@@ -18,7 +18,7 @@ from analysis.data.ids import attribute_id, item_id, prompt_id, response_id
 from analysis.data.schemas import make_table
 from analysis.llm.calls import CallResult, ChatRequest
 from analysis.llm.models import ModelSpec
-from analysis.settings import StagesConfig, from_params
+from analysis.settings import PromptsConfig, StagesConfig, from_params
 from analysis.stages.prompts import PromptSet
 
 #: every text below was written for these tests
@@ -49,9 +49,14 @@ def load_yaml(rel: str) -> dict[str, Any]:
     return yaml.safe_load((REPO_ROOT / rel).read_text(encoding="utf-8"))
 
 
+def prompts_config() -> PromptsConfig:
+    """The shipped ``prompts`` group (``config/prompts/v1.yaml``), typed as a rule receives it."""
+    return from_params(PromptsConfig, load_yaml("config/prompts/v1.yaml"), "prompts")
+
+
 @pytest.fixture(scope="session")
 def prompts() -> PromptSet:
-    return PromptSet.from_config(load_yaml("config/prompts/v1.yaml"))
+    return PromptSet.from_config(prompts_config())
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from analysis.stages.parsing import (
 )
 from analysis.stages.prompts import PromptSet
 from analysis.stages.requests import ModelCaller, make_request
+from tests.settings_defaults import llm_settings
 from tests.stages.conftest import ScriptedCaller, fake_spec
 
 
@@ -152,7 +153,9 @@ def test_relevance_step_over_http_records_then_replays(
     server = scripted_server(_server_reply)
     spec = fake_spec("fake-voter", server.base_url)
     store = tmp_path / "calls"
-    caller = ModelCaller(spec, "stage2_relevance", store, "record", prompts.version)
+    caller = ModelCaller(
+        spec, "stage2_relevance", store, "record", prompts.version, settings=llm_settings()
+    )
     args = (world["relevance_items"], world["prompts"], world["attributes"], stages_cfg, prompts)
     table = steps.relevance_step(*args, caller, 7)
     assert len(table) == 18
@@ -170,10 +173,16 @@ def test_relevance_step_over_http_records_then_replays(
     n_requests = len(server.bodies)
     assert n_requests == 18 + int((table["parse_status"] != "ok").sum())
     # replay: same table from the store, no request reaches the server
-    replay = ModelCaller(spec, "stage2_relevance", store, "replay", prompts.version)
+    replay = ModelCaller(
+        spec, "stage2_relevance", store, "replay", prompts.version, settings=llm_settings()
+    )
     again = steps.relevance_step(*args, replay, 7)
     pd.testing.assert_frame_equal(table, again)
     assert len(server.bodies) == n_requests
     # another prompt version is another key: replay misses
     with pytest.raises(ReplayMiss):
-        steps.relevance_step(*args, ModelCaller(spec, "stage2_relevance", store, "replay", "v9"), 7)
+        steps.relevance_step(
+            *args,
+            ModelCaller(spec, "stage2_relevance", store, "replay", "v9", settings=llm_settings()),
+            7,
+        )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
 from analysis.llm.calls import call_key
+from analysis.settings import AnswerFormat, PromptTemplate
 from analysis.stages.prompts import (
     CUT_MARK,
     TEMPLATE_NAMES,
@@ -16,7 +19,7 @@ from analysis.stages.prompts import (
     truncate,
 )
 from analysis.stages.requests import make_request
-from tests.stages.conftest import fake_spec, load_yaml
+from tests.stages.conftest import fake_spec, prompts_config
 
 
 def test_rendering_is_deterministic_and_fills_every_field(prompts: PromptSet) -> None:
@@ -26,7 +29,7 @@ def test_rendering_is_deterministic_and_fills_every_field(prompts: PromptSet) ->
         "answer_format": prompts.answer_format("yes_no", "word"),
     }
     first = prompts.render("relevance", **fields)
-    again = PromptSet.from_config(load_yaml("config/prompts/v1.yaml")).render("relevance", **fields)
+    again = PromptSet.from_config(prompts_config()).render("relevance", **fields)
     assert first == again
     assert [m["role"] for m in first] == ["system", "user"]
     assert "The user keeps bees." in first[1]["content"]
@@ -79,11 +82,18 @@ def test_missing_and_unused_fields_are_errors(prompts: PromptSet) -> None:
 
 
 def test_empty_template_or_version_is_rejected() -> None:
-    cfg = load_yaml("config/prompts/v1.yaml")
+    cfg = prompts_config()
     with pytest.raises(PromptError, match="version"):
-        PromptSet.from_config({**cfg, "version": ""})
+        PromptSet.from_config(dataclasses.replace(cfg, version=""))
     with pytest.raises(PromptError, match="relevance.user"):
-        PromptSet.from_config({**cfg, "relevance": {"system": "s", "user": " "}})
+        PromptSet.from_config(
+            dataclasses.replace(cfg, relevance=PromptTemplate(system="s", user=" "))
+        )
+    with pytest.raises(PromptError, match="answer_formats.rating.json"):
+        formats = dataclasses.replace(
+            cfg.answer_formats, rating=AnswerFormat(word=cfg.answer_formats.rating.word, json="")
+        )
+        PromptSet.from_config(dataclasses.replace(cfg, answer_formats=formats))
 
 
 def test_prompt_version_changes_the_call_key(prompts: PromptSet) -> None:

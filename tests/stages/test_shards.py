@@ -19,6 +19,7 @@ from analysis.stages.requests import ModelCaller
 from analysis.stages.shards import Shard, join_shards, write_shard_table
 from analysis.stages.steps import CALL_STEPS, relevance_step
 from analysis.workflow_config import ConfigError, compose_config
+from tests.settings_defaults import llm_settings
 from tests.stages.conftest import fake_spec
 
 #: CALL_STEPS input name -> the hand-made world's table
@@ -133,12 +134,14 @@ def test_calls_recorded_in_shards_replay_unsharded_over_http(
     args = (world["relevance_items"], world["prompts"], world["attributes"], stages_cfg, prompts)
     shards = []
     for i in range(3):
-        caller = ModelCaller(spec, "stage2_relevance", store, "record", "v1", shard=str(i))
+        caller = ModelCaller(
+            spec, "stage2_relevance", store, "record", "v1", shard=str(i), settings=llm_settings()
+        )
         shards.append(relevance_step(*args, caller, 7, shard=Shard(i, 3)))
     files = sorted(p.name for p in (store / "stage2_relevance" / "fake-voter").glob("*.jsonl"))
     assert files == ["0.jsonl", "1.jsonl", "2.jsonl"]
     recorded = len(server.bodies)
-    replay = ModelCaller(spec, "stage2_relevance", store, "replay", "v1")
+    replay = ModelCaller(spec, "stage2_relevance", store, "replay", "v1", settings=llm_settings())
     whole = relevance_step(*args, replay, 7)
     assert len(server.bodies) == recorded  # nothing asked again
     pd.testing.assert_frame_equal(join_shards(shards), join_shards([whole]))
