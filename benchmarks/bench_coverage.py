@@ -50,6 +50,7 @@ from analysis.stages.combine import (
     combine_responses,
 )
 from analysis.stats.coverage import COVERAGE_TARGET, COVERAGE_WORLDS, interval_coverage
+from analysis.stats.study_common import StatsSettings
 from analysis.stats.study_stage1 import stage1_records
 from analysis.stats.study_stage2 import stage2_statistics
 from analysis.stats.study_stage3 import stage3_records
@@ -86,7 +87,7 @@ def mention_labels(world: World, tables: dict[str, pd.DataFrame]) -> pd.DataFram
     )
 
 
-def world_estimates(seed: int, cfg: dict, version: str, keys: set[str]) -> dict[str, list]:
+def world_estimates(seed: int, cfg: StatsSettings, version: str, keys: set[str]) -> dict[str, list]:
     """[value, ci_low, ci_high] of every truth key the world's records estimate."""
     world = simulate_world(dataclasses.replace(DEFAULT_PARAMETERS, seed=seed))
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,11 +115,13 @@ def run_worlds(n_worlds: int, n_boot: int) -> None:
     """Simulate and analyse worlds FIRST_SEED.. until ``n_worlds`` lines exist (appending)."""
     truth = population_truth(DEFAULT_PARAMETERS)
     keys = {k for k, t in truth.items() if t.in_coverage}
-    cfg = subtree(
-        compose_config(["models=none", f"stats.n_boot={n_boot}"]),
-        "stats",
-        "run.seed",
-        "stages.caveats",
+    cfg = StatsSettings.from_rule_params(
+        subtree(
+            compose_config(["models=none", f"stats.n_boot={n_boot}"]),
+            "stats",
+            "run.seed",
+            "stages.caveats",
+        )
     )
     version = compose_config(["models=none"])["prompts"]["version"]
     have = done_seeds()

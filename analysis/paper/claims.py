@@ -414,9 +414,8 @@ def evaluate_claims(
     return [ClaimResult(c, evaluate(c.condition, numbers)) for c in claims]
 
 
-def resolve_mode(cfg: Mapping[str, Any]) -> str:
-    """``report`` or ``strict``: the rule's ``paper.claims_mode`` (composition checked it)."""
-    mode = cfg["paper.claims_mode"]
+def resolve_mode(mode: object) -> str:
+    """``report`` or ``strict``: the rule's ``paper.claims_mode`` value (composition checked it)."""
     if mode not in MODES:
         raise ClaimError(f"paper.claims_mode must be one of {MODES}, got {mode!r}")
     return str(mode)

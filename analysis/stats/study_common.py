@@ -74,7 +74,8 @@ class StatsSettings:
     """The statistics settings of a run (config group ``stats`` plus ``run.seed``).
 
     No field has a default: the values come from ``config/stats/default.yaml`` through
-    :meth:`from_config`, and the choice and range checks are those of
+    :meth:`from_rule_params` (which a rule script calls; the statistics functions take the typed
+    settings, never the config tree), and the choice and range checks are those of
     :class:`analysis.settings.StatsConfig` (one copy of each).
     """
 
@@ -113,7 +114,7 @@ class StatsSettings:
         return {**extra, "caveat": note} if note else dict(extra)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | StatsSettings) -> StatsSettings:
+    def from_rule_params(cls, cfg: Mapping[str, Any] | StatsSettings) -> StatsSettings:
         """From the rule's ``subtree(CFG, "stats", "run.seed", "stages.caveats")`` or a flat dict.
 
         Nested: ``{"stats": {...}, "run.seed": 123, "stages.caveats": {model: note}}``.

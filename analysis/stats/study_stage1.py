@@ -33,9 +33,6 @@ resamples.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -453,10 +450,9 @@ def verifier_agreement(
 
 
 def stage1_records(
-    judgments: pd.DataFrame, users: pd.DataFrame, cfg: Mapping[str, Any]
+    judgments: pd.DataFrame, users: pd.DataFrame, settings: StatsSettings
 ) -> list[Record]:
     """Every stage-1 record the data support (absent keys where they do not)."""
-    settings = StatsSettings.from_config(cfg)
     prepared = _judgments(judgments, users)
     if prepared is None:
         return []

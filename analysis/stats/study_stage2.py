@@ -884,9 +884,8 @@ def round_statistics(
     return collect(records + kappa_records), matrix
 
 
-def stage2_statistics(votes: pd.DataFrame, cfg: Mapping[str, Any]) -> Stage2Statistics:
+def stage2_statistics(votes: pd.DataFrame, settings: StatsSettings) -> Stage2Statistics:
     """The stage-2 records of every round in ``votes`` and each round's kappa matrix."""
-    settings = StatsSettings.from_config(cfg)
     require_columns(votes, "relevance_votes", VOTE_COLUMNS)
     records: list[Record] = []
     matrices: dict[str, pd.DataFrame] = {}
@@ -928,6 +927,6 @@ _MATRIX_DTYPES = {
 }
 
 
-def stage2_records(votes: pd.DataFrame, cfg: Mapping[str, Any]) -> list[Record]:
+def stage2_records(votes: pd.DataFrame, settings: StatsSettings) -> list[Record]:
     """The stage-2 records only (see :func:`stage2_statistics`)."""
-    return stage2_statistics(votes, cfg).records
+    return stage2_statistics(votes, settings).records

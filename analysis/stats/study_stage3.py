@@ -769,13 +769,12 @@ def rank_agreement(
 
 def stage3_records(
     ratings: pd.DataFrame,
-    cfg: Mapping[str, Any],
+    settings: StatsSettings,
     *,
     mentions: pd.DataFrame | None = None,
     responses: pd.DataFrame | None = None,
 ) -> list[Record]:
     """Every stage-3 record the data support (mention keys need ``mentions``)."""
-    settings = StatsSettings.from_config(cfg)
     flags = mention_units(mentions, responses)
     cluster = cluster_column(settings, {"item": None, "user": "user_id", "prompt": "prompt_id"})
     records: list[Record] = []

@@ -221,10 +221,10 @@ def test_a_refuted_claim_stops_the_build_naming_claim_keys_and_values(tmp_path: 
 
 
 def test_mode_comes_from_paper_config() -> None:
-    assert C.resolve_mode({"paper.claims_mode": "strict"}) == "strict"
-    assert C.resolve_mode({"paper.claims_mode": "report"}) == "report"
+    assert C.resolve_mode("strict") == "strict"
+    assert C.resolve_mode("report") == "report"
     with pytest.raises(C.ClaimError, match="claims_mode"):
-        C.resolve_mode({"paper.claims_mode": "ignore"})
+        C.resolve_mode("ignore")
 
 
 def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:

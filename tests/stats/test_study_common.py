@@ -35,17 +35,17 @@ def test_settings_from_rule_config() -> None:
         },
         "run.seed": 3,
     }
-    s = StatsSettings.from_config(nested)
+    s = StatsSettings.from_rule_params(nested)
     assert (s.n_boot, s.ci_level, s.ci_method, s.cluster, s.seed) == (50, 0.9, "bca", "prompt", 3)
     # no defaults in code: every key of the group comes from the config (YAML holds them)
     defaults = compose_config_plain()["stats"]
     for bad in ({"n_boot": 0}, {"ci_method": "basic"}, {"multiple_comparisons": "bonf"}):
         with pytest.raises(ValueError):
-            StatsSettings.from_config({"stats": {**defaults, **bad}, "run.seed": 3})
+            StatsSettings.from_rule_params({"stats": {**defaults, **bad}, "run.seed": 3})
     with pytest.raises(ValueError, match="n_boot"):
-        StatsSettings.from_config({"stats": {"ci_level": 0.9}, "run.seed": 3})
+        StatsSettings.from_rule_params({"stats": {"ci_level": 0.9}, "run.seed": 3})
     with pytest.raises(ValueError, match="unknown statistics config keys"):
-        StatsSettings.from_config({"stats": defaults, "run.seed": 1, "extra": 2})
+        StatsSettings.from_rule_params({"stats": defaults, "run.seed": 1, "extra": 2})
 
 
 def test_totals_statistics_share_the_library_resamples() -> None:

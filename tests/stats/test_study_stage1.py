@@ -8,8 +8,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.stats.study_common import StudyDataError
+from analysis.stats.study_common import StatsSettings, StudyDataError
 from analysis.stats.study_stage1 import stage1_records
+
+#: a rule-style test config -> the typed settings the statistics take (as a rule script does)
+settings = StatsSettings.from_rule_params
 
 CFG = {
     "n_boot": 300,
@@ -66,7 +69,7 @@ def judgments(with_verifier: bool = True, round_name: str = "final") -> pd.DataF
 
 @pytest.fixture(scope="module")
 def recs() -> dict:
-    return {r.key: r for r in stage1_records(judgments(), USERS, CFG)}
+    return {r.key: r for r in stage1_records(judgments(), USERS, settings(CFG))}
 
 
 def human_labels(rater: str) -> list[str]:
@@ -130,20 +133,20 @@ def test_records_are_complete(recs: dict) -> None:
 
 
 def test_keys_absent_without_verifier_or_second_kind() -> None:
-    keys = {r.key for r in stage1_records(judgments(with_verifier=False), USERS, CFG)}
+    keys = {r.key for r in stage1_records(judgments(with_verifier=False), USERS, settings(CFG))}
     assert not any("verifier" in k or "ceiling" in k for k in keys)
     real_only = judgments(with_verifier=False)
     real_only = real_only[real_only["user_id"].isin(["u1", "u2"])]
-    keys = {r.key for r in stage1_records(real_only, USERS, CFG)}
+    keys = {r.key for r in stage1_records(real_only, USERS, settings(CFG))}
     assert "stage1.acceptance_rate.real" in keys
     assert "stage1.acceptance_rate.synthetic" not in keys
     assert "stage1.problematic_gap_real_vs_synthetic" not in keys
-    assert stage1_records(judgments().iloc[:0], USERS, CFG) == []
+    assert stage1_records(judgments().iloc[:0], USERS, settings(CFG)) == []
 
 
 def test_single_human_has_no_agreement() -> None:
     one = judgments(with_verifier=False)
-    keys = {r.key for r in stage1_records(one[one["rater"] == "A"], USERS, CFG)}
+    keys = {r.key for r in stage1_records(one[one["rater"] == "A"], USERS, settings(CFG))}
     assert "stage1.acceptance_rate.overall" in keys
     assert "stage1.kappa.human_human" not in keys and "stage1.alpha.human" not in keys
 
@@ -151,17 +154,21 @@ def test_single_human_has_no_agreement() -> None:
 def test_final_round_is_reported_and_pilot_not_pooled() -> None:
     pilot = judgments(with_verifier=False, round_name="pilot").assign(label="rejected")
     both = pd.concat([judgments(), pilot], ignore_index=True)
-    recs = {r.key: r for r in stage1_records(both, USERS, CFG)}
+    recs = {r.key: r for r in stage1_records(both, USERS, settings(CFG))}
     assert recs["stage1.acceptance_rate.overall"].value == pytest.approx(14 / 24)
-    only_pilot = {r.key: r for r in stage1_records(pilot, USERS, CFG)}
+    only_pilot = {r.key: r for r in stage1_records(pilot, USERS, settings(CFG))}
     assert only_pilot["stage1.acceptance_rate.overall"].value == 0.0
     assert only_pilot["stage1.acceptance_rate.overall"].extra["round"] == "pilot"
 
 
 def test_item_clusters_resample_attributes() -> None:
-    recs = {r.key: r for r in stage1_records(judgments(), USERS, {**CFG, "cluster": "prompt"})}
+    recs = {
+        r.key: r for r in stage1_records(judgments(), USERS, settings({**CFG, "cluster": "prompt"}))
+    }
     assert "over users (4)" in recs["stage1.kappa.human_human"].method  # no prompt: users
-    recs = {r.key: r for r in stage1_records(judgments(), USERS, {**CFG, "cluster": "item"})}
+    recs = {
+        r.key: r for r in stage1_records(judgments(), USERS, settings({**CFG, "cluster": "item"}))
+    }
     assert "over attributes (8)" in recs["stage1.kappa.human_human"].method
 
 
@@ -169,12 +176,12 @@ def test_bad_input() -> None:
     bad = judgments()
     bad.loc[2, "label"] = "ok"
     with pytest.raises(StudyDataError, match="row 2: field 'label' = 'ok'"):
-        stage1_records(bad, USERS, CFG)
+        stage1_records(bad, USERS, settings(CFG))
     with pytest.raises(StudyDataError, match="not in the users table"):
-        stage1_records(judgments(), USERS.iloc[:2], CFG)
+        stage1_records(judgments(), USERS.iloc[:2], settings(CFG))
     dup = pd.concat([judgments(), judgments().iloc[[5]]], ignore_index=True)
     with pytest.raises(StudyDataError, match="attribute_judgments: rows"):
-        stage1_records(dup, USERS, CFG)
+        stage1_records(dup, USERS, settings(CFG))
 
 
 REASONS = ("overgeneralization", "task_context_confusion", "other")
@@ -193,7 +200,7 @@ def test_flag_reason_shares_by_hand() -> None:
     frame = with_reasons(judgments())
     flags = frame[(frame["rater_kind"] == "human") & (frame["label"] != "accepted")]
     assert len(flags) == 10  # a1 1, a2 3, a3 1, a4 3, a6 1, a8 1
-    recs = {r.key: r for r in stage1_records(frame, USERS, CFG)}
+    recs = {r.key: r for r in stage1_records(frame, USERS, settings(CFG))}
     expected = flags["flag_reason"].value_counts(normalize=True)
     for reason in REASONS:
         rec = recs[f"stage1.flags.share.{reason}"]
@@ -212,14 +219,16 @@ def test_flags_without_a_reason_are_counted_not_guessed() -> None:
     first = frame.index[frame["flag_reason"].notna()][0]
     frame.loc[first, "flag_reason"] = None
     frame.loc[first, "note"] = "Overgeneralized from a single request."  # notes are not read
-    rec = {r.key: r for r in stage1_records(frame, USERS, CFG)}["stage1.flags.share.other"]
+    rec = {r.key: r for r in stage1_records(frame, USERS, settings(CFG))}[
+        "stage1.flags.share.other"
+    ]
     assert rec.n == 9 and rec.extra["without_reason"] == 1
     assert "1 non-accepted judgments carry no reason" in rec.method
 
 
 def test_no_reason_field_no_flag_keys() -> None:
     for frame in (judgments(), judgments().assign(flag_reason=None)):
-        keys = {r.key for r in stage1_records(frame, USERS, CFG)}
+        keys = {r.key for r in stage1_records(frame, USERS, settings(CFG))}
         assert not any(k.startswith("stage1.flags.") for k in keys)
 
 
@@ -234,4 +243,4 @@ def test_bad_flag_reason_is_an_error(label: str, reason: str, message: str) -> N
     frame = judgments().assign(flag_reason=None)
     frame.loc[0, ["label", "flag_reason"]] = [label, reason]
     with pytest.raises(StudyDataError, match=message):
-        stage1_records(frame, USERS, CFG)
+        stage1_records(frame, USERS, settings(CFG))

@@ -9,8 +9,11 @@ from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall
 from statsmodels.stats.multitest import multipletests
 
 from analysis.stats.bootstrap import resample_counts
-from analysis.stats.study_common import StudyDataError
+from analysis.stats.study_common import StatsSettings, StudyDataError
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_records, stage2_statistics
+
+#: a rule-style test config -> the typed settings the statistics take (as a rule script does)
+settings = StatsSettings.from_rule_params
 
 CFG = {
     "n_boot": 400,
@@ -69,7 +72,7 @@ MAJ = [MAJORITY[i] for i in VOTES]
 
 @pytest.fixture(scope="module")
 def final() -> dict:
-    return by_key(stage2_records(votes_frame(), CFG))
+    return by_key(stage2_records(votes_frame(), settings(CFG)))
 
 
 def test_relevance_rates_by_hand(final: dict) -> None:
@@ -223,7 +226,7 @@ def test_keys_absent_without_individual_humans() -> None:
             vote=[bool(MAJORITY[i]) for i in VOTES],
         )
     )
-    keys = set(by_key(stage2_records(pd.concat([df, maj]), CFG)))
+    keys = set(by_key(stage2_records(pd.concat([df, maj]), settings(CFG))))
     assert "stage2.final.relevance_rate.human_majority" in keys
     assert "stage2.final.kappa.model_model" in keys
     assert "stage2.final.over_selection.M1" in keys
@@ -240,7 +243,7 @@ def test_keys_absent_without_individual_humans() -> None:
 def test_keys_absent_without_majority_or_second_model() -> None:
     df = votes_frame()
     only = df[df["rater"] == "M1"]
-    keys = set(by_key(stage2_records(only, CFG)))
+    keys = set(by_key(stage2_records(only, settings(CFG))))
     assert keys == {"stage2.final.relevance_rate.M1"}
 
 
@@ -249,7 +252,7 @@ def test_published_majority_wins_over_computed() -> None:
     published = df.drop_duplicates("item_id").assign(
         rater="human-majority", rater_kind="human_majority", vote=True
     )
-    recs = by_key(stage2_records(pd.concat([df, published]), CFG))
+    recs = by_key(stage2_records(pd.concat([df, published]), settings(CFG)))
     assert recs["stage2.final.relevance_rate.human_majority"].value == 1.0
     assert "published" in recs["stage2.final.relevance_rate.human_majority"].method
 
@@ -257,14 +260,14 @@ def test_published_majority_wins_over_computed() -> None:
 def test_rounds_are_never_pooled() -> None:
     flipped = {k: tuple(1 - x for x in v) for k, v in VOTES.items()}
     df = pd.concat([votes_frame("final"), votes_frame("pilot", flipped)])
-    recs = by_key(stage2_records(df, CFG))
+    recs = by_key(stage2_records(df, settings(CFG)))
     assert recs["stage2.final.relevance_rate.M1"].value == pytest.approx(5 / 6)
     assert recs["stage2.pilot.relevance_rate.M1"].value == pytest.approx(1 / 6)
     assert recs["stage2.pilot.relevance_rate.M1"].extra["round"] == "pilot"
 
 
 def test_kappa_matrix_table() -> None:
-    result = stage2_statistics(votes_frame(), CFG)
+    result = stage2_statistics(votes_frame(), settings(CFG))
     table = kappa_matrix_table(result)
     assert len(table) == 5 * 4  # both orders, no diagonal
     cell = table[(table["rater_a"] == "A") & (table["rater_b"] == "M1")].iloc[0]
@@ -272,27 +275,29 @@ def test_kappa_matrix_table() -> None:
     assert cell["kind_a"] == "human" and cell["kind_b"] == "model" and cell["n_items"] == 6
     assert list(table.drop_duplicates("rater_a")["rater_a"]) == ["A", "B", "C", "M1", "M2"]
     assert (table["ci_low"] <= table["kappa"] + 1e-12).all()
-    empty = kappa_matrix_table(stage2_statistics(votes_frame()[lambda d: d.rater == "M1"], CFG))
+    empty = kappa_matrix_table(
+        stage2_statistics(votes_frame()[lambda d: d.rater == "M1"], settings(CFG))
+    )
     assert empty.empty and "kappa" in empty.columns
 
 
 def test_deterministic_and_seeded() -> None:
-    a = stage2_records(votes_frame(), CFG)
-    b = stage2_records(votes_frame().sample(frac=1.0, random_state=3), CFG)
+    a = stage2_records(votes_frame(), settings(CFG))
+    b = stage2_records(votes_frame().sample(frac=1.0, random_state=3), settings(CFG))
     assert [(r.key, r.value, r.ci_low, r.ci_high) for r in a] == [
         (r.key, r.value, r.ci_low, r.ci_high) for r in b
     ]
     # with two clusters every seed gives the same 4 possible resamples: use more users
     votes = bundled_sized_votes(n_items=300)
-    c1 = stage2_records(votes, CFG)
-    c2 = stage2_records(votes, {**CFG, "seed": 8})
+    c1 = stage2_records(votes, settings(CFG))
+    c2 = stage2_records(votes, settings({**CFG, "seed": 8}))
     assert [r.value for r in c1] == [r.value for r in c2]
     assert [r.ci_low for r in c1] != [r.ci_low for r in c2]
     assert all(r.seed == 8 for r in c2)
 
 
 def test_item_clusters_use_wilson_for_rates() -> None:
-    recs = by_key(stage2_records(votes_frame(), {**CFG, "cluster": "item"}))
+    recs = by_key(stage2_records(votes_frame(), settings({**CFG, "cluster": "item"})))
     rate = recs["stage2.final.relevance_rate.human_majority"]
     assert "Wilson" in rate.method
     assert rate.ci_low == pytest.approx(0.0968, abs=1e-3)  # Wilson 95% of 2/6
@@ -301,25 +306,25 @@ def test_item_clusters_use_wilson_for_rates() -> None:
 
 def test_nested_rule_config_and_bad_config() -> None:
     nested = {"stats": {k: v for k, v in CFG.items() if k != "seed"}, "run.seed": 7}
-    assert [r.value for r in stage2_records(votes_frame(), nested)] == [
-        r.value for r in stage2_records(votes_frame(), CFG)
+    assert [r.value for r in stage2_records(votes_frame(), settings(nested))] == [
+        r.value for r in stage2_records(votes_frame(), settings(CFG))
     ]
     with pytest.raises(ValueError, match="unknown statistics config keys"):
-        stage2_records(votes_frame(), {**CFG, "n_bootstrap": 5})
+        stage2_records(votes_frame(), settings({**CFG, "n_bootstrap": 5}))
     with pytest.raises(ValueError, match="stats.cluster"):
-        stage2_records(votes_frame(), {**CFG, "cluster": "attribute"})
+        stage2_records(votes_frame(), settings({**CFG, "cluster": "attribute"}))
 
 
 def test_bad_input_names_table_row_and_field() -> None:
     df = pd.concat([votes_frame(), votes_frame().iloc[[0]]], ignore_index=True)
     with pytest.raises(StudyDataError, match=r"relevance_votes: rows \[0, 30\].*item_id='i1'"):
-        stage2_records(df, CFG)
+        stage2_records(df, settings(CFG))
     with pytest.raises(StudyDataError, match="missing column"):
-        stage2_records(votes_frame().drop(columns=["vote"]), CFG)
+        stage2_records(votes_frame().drop(columns=["vote"]), settings(CFG))
     bad = votes_frame()
     bad.loc[3, "rater_kind"] = "robot"
     with pytest.raises(StudyDataError, match="row 3: field 'rater_kind'"):
-        stage2_records(bad, CFG)
+        stage2_records(bad, settings(CFG))
 
 
 def bundled_sized_votes(seed: int = 0, n_items: int = 3973) -> pd.DataFrame:
@@ -355,7 +360,7 @@ def test_bundled_size_gives_every_record() -> None:
     """At the bundled size (its time is the ``stage2_statistics`` rule's benchmark file, read
     by ``make bench``; speed is never asserted in a test) every record is made."""
     votes = bundled_sized_votes()
-    result = stage2_statistics(votes, {**CFG, "n_boot": 2000})
+    result = stage2_statistics(votes, settings({**CFG, "n_boot": 2000}))
     keys = {r.key for r in result.records}
     # 38 records, + 4 vs_rest records per model (5) + 3 kappa differences
     assert "stage2.final.kappa.human_model" in keys and len(result.records) == 38 + 20 + 3
@@ -371,7 +376,7 @@ def test_caveated_model_is_reported_but_not_averaged() -> None:
         "run.seed": 7,
         "stages.caveats": {"M2": "near-random test model"},
     }
-    result = stage2_statistics(votes_frame(), cfg)
+    result = stage2_statistics(votes_frame(), settings(cfg))
     recs = by_key(result.records)
     assert recs["stage2.final.kappa_vs_majority.M2"].extra["caveat"] == "near-random test model"
     assert "caveat" not in recs["stage2.final.kappa_vs_majority.M1"].extra

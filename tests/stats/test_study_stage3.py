@@ -10,12 +10,16 @@ from statsmodels.stats.multitest import multipletests
 
 from analysis.stats.bootstrap import resample_counts
 from analysis.stats.study_common import (
+    StatsSettings,
     StudyDataError,
     spearman_from_tables,
 )
 from analysis.stats.study_stage3 import mention_habit_vs_bias, stage3_records
 from analysis.stats.weighted_bootstrap import weighted_spearman
 from tests.settings_defaults import stats_settings
+
+#: a rule-style test config -> the typed settings the statistics take (as a rule script does)
+settings = StatsSettings.from_rule_params
 
 CFG = {
     "n_boot": 300,
@@ -103,7 +107,7 @@ def mentions() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def recs() -> dict:
-    out = stage3_records(ratings(), CFG, mentions=mentions(), responses=responses())
+    out = stage3_records(ratings(), settings(CFG), mentions=mentions(), responses=responses())
     return {r.key: r for r in out}
 
 
@@ -196,25 +200,25 @@ def test_habit_vs_bias_across_models() -> None:
 
 def test_keys_absent_without_humans_or_mentions() -> None:
     judges_only = ratings()[lambda d: d.rater_kind == "model"]
-    keys = {r.key for r in stage3_records(judges_only, CFG)}
+    keys = {r.key for r in stage3_records(judges_only, settings(CFG))}
     assert keys == {"stage3.judge_mean_rating.J1", "stage3.judge_mean_rating.J2"}
-    keys = {r.key for r in stage3_records(ratings(), CFG)}
+    keys = {r.key for r in stage3_records(ratings(), settings(CFG))}
     assert not any("mention" in k for k in keys)
     assert "stage3.no_better_share" in keys
-    assert stage3_records(ratings().iloc[:0], CFG) == []
+    assert stage3_records(ratings().iloc[:0], settings(CFG)) == []
 
 
 def test_mentions_without_responses_is_an_error() -> None:
     with pytest.raises(StudyDataError, match="responses table is needed"):
-        stage3_records(ratings(), CFG, mentions=mentions())
+        stage3_records(ratings(), settings(CFG), mentions=mentions())
     bad = ratings()
     bad.loc[4, "rating"] = 6
     with pytest.raises(StudyDataError, match="row 4: field 'rating' = 6"):
-        stage3_records(bad, CFG)
+        stage3_records(bad, settings(CFG))
 
 
 def test_bca_intervals() -> None:
-    recs = stage3_records(ratings(), {**CFG, "ci_method": "bca"})
+    recs = stage3_records(ratings(), settings({**CFG, "ci_method": "bca"}))
     assert any("BCa" in r.method for r in recs)
 
 
@@ -282,7 +286,7 @@ def test_judge_better_share_only_on_responses_people_rated() -> None:
             "round": "final",
             "rating": rating,
         }
-    out = {r.key: r for r in stage3_records(pd.concat([ratings(), extra]), CFG)}
+    out = {r.key: r for r in stage3_records(pd.concat([ratings(), extra]), settings(CFG))}
     rec = out["stage3.judge_better_share.J3"]
     assert rec.value == pytest.approx(1.0) and rec.n == 1
     # people rate that one response better too: no difference

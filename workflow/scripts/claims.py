@@ -8,7 +8,7 @@ from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
     numbers = load_numbers(snakemake.input.numbers)
-    mode = claims.resolve_mode(snakemake.params.cfg)
+    mode = claims.resolve_mode(snakemake.params.cfg["paper.claims_mode"])
     results = claims.evaluate_claims(claims.load_claims(snakemake.input.claims), numbers)
     for r in results:
         log.info("claim %s: %s (%s)", r.claim.id, r.verdict, "; ".join(r.outcome.evidence))

@@ -3,13 +3,14 @@
 import pandas as pd
 
 from analysis.provenance import write_records
+from analysis.stats.study_common import StatsSettings
 from analysis.stats.study_stage1 import stage1_records
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
     judgments = pd.read_parquet(snakemake.input.judgments)
     users = pd.read_parquet(snakemake.input.users)
-    records = stage1_records(judgments, users, snakemake.params.cfg)
+    records = stage1_records(judgments, users, StatsSettings.from_rule_params(snakemake.params.cfg))
     write_records(
         records,
         snakemake.output.records,

@@ -3,12 +3,13 @@
 import pandas as pd
 
 from analysis.provenance import write_records
+from analysis.stats.study_common import StatsSettings
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
     votes = pd.read_parquet(snakemake.input.votes)
-    result = stage2_statistics(votes, snakemake.params.cfg)
+    result = stage2_statistics(votes, StatsSettings.from_rule_params(snakemake.params.cfg))
     write_records(
         result.records,
         snakemake.output.records,

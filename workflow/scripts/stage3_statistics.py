@@ -3,6 +3,7 @@
 import pandas as pd
 
 from analysis.provenance import write_records
+from analysis.stats.study_common import StatsSettings
 from analysis.stats.study_stage3 import stage3_records
 from analysis.workflow_io import rule_logging
 
@@ -12,7 +13,7 @@ with rule_logging(snakemake) as log:
     mentions = pd.read_parquet(snakemake.input.mentions)
     records = stage3_records(
         ratings,
-        snakemake.params.cfg,
+        StatsSettings.from_rule_params(snakemake.params.cfg),
         mentions=mentions,
         responses=responses,
     )
