@@ -44,7 +44,6 @@ sys.path.insert(0, str(BENCH_DIR.parent))
 from results_io import RESULTS, markers, update_readme, update_results  # noqa: E402
 
 from analysis.llm.calls import ChatRequest, call_key, now_iso, run_calls  # noqa: E402
-from analysis.llm.client import POOL_SLOTS  # noqa: E402
 from analysis.llm.keys import effective_params  # noqa: E402
 from analysis.llm.models import ModelSpec  # noqa: E402
 from analysis.llm.store import load_index  # noqa: E402
@@ -318,10 +317,9 @@ def readme_section(res: dict) -> str:
         f"~{1000 * cpus / per_call:,.0f} calls/s on {cpus} idle cores. With the load average in",
         "the table this process got only a share of a core, so the fraction of bound measured",
         "here is a lower bound for an idle machine; the CPU per call is the comparable figure.",
-        f"The client makes one HTTP client per {POOL_SLOTS} concurrent requests (httpcore "
-        "scans its whole",
-        "connection pool on every request and response) and posts the chat body through the",
-        "openai client's own `post`. Against real endpoints (seconds per call) the bound is what",
+        "The client is one openai client per endpoint and event loop over the aiohttp transport",
+        "(`openai[aiohttp]`, a connection kept alive per slot) and posts the chat body through",
+        "its own `post`. Against real endpoints (seconds per call) the bound is what",
         "limits; shards let parallel jobs add client processes.",
         END,
     ]

@@ -183,26 +183,27 @@ def test_concurrency_is_bounded_per_endpoint(
         assert sum(slow.served.values()) == 5 * limit
 
 
-def test_client_pool_never_puts_more_requests_on_a_client_than_its_connections(
+def test_client_pool_bounds_requests_in_flight_by_the_connections_it_keeps(
     fast: ClientSettings,
 ) -> None:
-    from analysis.llm.client import POOL_SLOTS, ClientPool
+    from analysis.llm.client import ClientPool
+
+    slots = 5
 
     async def scenario() -> tuple[int, int, bool]:
-        pool = ClientPool("http://127.0.0.1:9/v1", "no-key-needed", fast, 2 * POOL_SLOTS + 1)
-        leases = [pool.lease() for _ in range(2 * POOL_SLOTS + 1)]  # kept: a dropped one frees
+        pool = ClientPool("http://127.0.0.1:9/v1", "no-key-needed", fast, slots)
+        leases = [pool.lease() for _ in range(slots)]  # kept: a dropped one frees its slot
         held = [await lease.__aenter__() for lease in leases]
-        per_client = max(held.count(c) for c in pool.clients)
-        limit = pool.clients[0]._client._transport._pool._max_connections
+        limit = pool.client._client._transport.limits.max_keepalive_connections
         extra = asyncio.ensure_future(pool.lease().__aenter__())
         await asyncio.sleep(0.01)
         waited = not extra.done()  # every slot is taken: the next request waits
         extra.cancel()
         await pool.close()
-        return per_client, limit, waited and len(pool.clients) == 3
+        return len(set(map(id, held))), limit, waited
 
-    per_client, limit, waited = asyncio.run(scenario())
-    assert per_client <= limit and waited
+    clients, limit, waited = asyncio.run(scenario())
+    assert clients == 1 and limit == slots and waited
 
 
 def test_identical_requests_in_one_set_are_made_once(
