@@ -256,6 +256,75 @@ def bench_record(latency_s: float, concurrencies: list[int], min_calls: int) -> 
     return rows
 
 
+def _record_shard(
+    base_url: str, store: str, shard: int, conc: int, n: int, go: object, out: object
+) -> None:
+    """One shard job's recording (a process of its own), started when ``go`` is set."""
+    model = ModelSpec("bench-model", base_url, None, {"temperature": 0.0}, max_concurrency=conc)
+    requests = [
+        ChatRequest.from_prompt(f"shard {shard} call {i}", params={"max_tokens": 4})
+        for i in range(n)
+    ]
+    settings = llm_settings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
+    go.wait()
+    c0 = time.process_time()
+    results = run_calls(
+        model,
+        requests,
+        stage="bench",
+        store=Path(store),
+        mode="record",
+        shard=str(shard),
+        settings=settings,
+        progress=False,
+    )
+    assert all(r.error is None and not r.cached for r in results)
+    out.put(time.process_time() - c0)
+
+
+def bench_record_sharded(latency_s: float, conc: int, processes: int) -> dict:
+    """``conc`` requests in flight split over ``processes`` shard processes, as ``llm.shards``
+    splits a step over parallel jobs (each its own event loop and client), one store."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    n = 8 * conc
+    go, out = ctx.Event(), ctx.Queue()
+    with server_process(latency_s) as (base_url, server_pid), tempfile.TemporaryDirectory() as tmp:
+        procs = [
+            ctx.Process(
+                target=_record_shard,
+                args=(base_url, tmp, i, conc // processes, n // processes, go, out),
+            )
+            for i in range(processes)
+        ]
+        for proc in procs:
+            proc.start()
+        time.sleep(3.0)  # every child imported and waiting: only the recording is timed
+        load = os.getloadavg()[0]
+        s0, t0 = process_cpu_s(server_pid), time.perf_counter()
+        go.set()
+        client_cpu = sum(out.get(timeout=300) for _ in procs)
+        wall = time.perf_counter() - t0
+        for proc in procs:
+            proc.join(30)
+        server_cpu = process_cpu_s(server_pid) - s0
+        assert len(list(Path(tmp).rglob("*.jsonl"))) == processes
+    bound = conc / latency_s
+    return {
+        "concurrency": conc,
+        "processes": processes,
+        "calls": n,
+        "seconds": sig(wall),
+        "client_cpu_ms_per_call": sig(1000 * client_cpu / n, 3),
+        "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
+        "calls_per_second": sig(n / wall),
+        "bound_calls_per_second": sig(bound),
+        "fraction_of_bound": sig(n / wall / bound, 3),
+        "load_average_1min": sig(load, 3),
+    }
+
+
 def readme_section(res: dict) -> str:
     rp, rec, env = res["replay"], res["record"], res["environment"]
     load0, load1 = env["load_average_1min_at_start"], env["load_average_1min_at_end"]
@@ -305,18 +374,39 @@ def readme_section(res: dict) -> str:
             f"{row['client_cpu_ms_per_call']} | {row['server_cpu_ms_per_call']} | "
             f"{row['load_average_1min']} |"
         )
+    sharded = res.get("record_sharded")
+    if sharded:
+        lines += [
+            "",
+            f"The same {sharded['concurrency']} requests in flight split over "
+            f"{sharded['processes']} shard processes (as `llm.shards={sharded['processes']}` "
+            "splits a step over",
+            "parallel jobs: each its own event loop and client, one store):",
+            "",
+            "| concurrency | processes | calls | calls/s | bound | fraction of bound "
+            "| CPU ms/call: clients | server | load average |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {sharded['concurrency']} | {sharded['processes']} | {sharded['calls']} | "
+            f"{sharded['calls_per_second']:.1f} | {sharded['bound_calls_per_second']:.0f} | "
+            f"{sharded['fraction_of_bound']:.2f} | {sharded['client_cpu_ms_per_call']} | "
+            f"{sharded['server_cpu_ms_per_call']} | {sharded['load_average_1min']} |",
+        ]
     by_conc = {row["concurrency"]: row for row in rec}
     top = by_conc.get(128) or by_conc[max(by_conc)]  # 128: the concurrency of the target
     per_call = top["client_cpu_ms_per_call"] + top["server_cpu_ms_per_call"]
     cpus = env["cpus"] or 1
+    one_loop = 1000 / top["client_cpu_ms_per_call"]  # calls/s one client process can make
     lines += [
         "",
         "Below the bound the limit is CPU, not the endpoint. At concurrency "
-        f"{top['concurrency']} client and server",
-        f"together spend {per_call:.2f} ms of CPU per call: at most "
-        f"~{1000 * cpus / per_call:,.0f} calls/s on {cpus} idle cores. With the load average in",
-        "the table this process got only a share of a core, so the fraction of bound measured",
-        "here is a lower bound for an idle machine; the CPU per call is the comparable figure.",
+        f"{top['concurrency']} the client spends",
+        f"{top['client_cpu_ms_per_call']} ms of CPU per call and one event loop runs on one "
+        f"core: at most ~{one_loop:,.0f} calls/s",
+        f"for one client process ({one_loop / top['bound_calls_per_second']:.2f} of the bound), "
+        f"and client and server together ({per_call:.2f} ms) at most "
+        f"~{1000 * cpus / per_call:,.0f} calls/s on {cpus} cores.",
+        "Under load this process got only a share of a core, so the fraction of bound measured",
+        "then is a lower bound for an idle machine; the CPU per call is the comparable figure.",
         "The client is one openai client per endpoint and event loop over the aiohttp transport",
         "(`openai[aiohttp]`, a connection kept alive per slot) and posts the chat body through",
         "its own `post`. Against real endpoints (seconds per call) the bound is what",
@@ -332,6 +422,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 128, 512])
     parser.add_argument("--min-calls", type=int, default=40)
+    parser.add_argument(
+        "--shards", type=int, default=2, help="shard processes of the split recording row"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
         "--readme-only", action="store_true", help="rewrite the README section from results.json"
@@ -357,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         "replay": replay,
         "record_latency_s": args.latency_ms / 1000.0,
         "record": record,
+        "record_sharded": bench_record_sharded(args.latency_ms / 1000.0, 128, args.shards),
     }
     print(json.dumps(result, indent=1))
     if not args.no_write:
