@@ -24,38 +24,48 @@ N_CALLS = 24
 RECORDER = textwrap.dedent(
     """
     import sys
+    import time
     from pathlib import Path
     from analysis.llm import ChatRequest, ModelSpec, run_calls
     from tests.settings_defaults import llm_settings
 
     base_url, store, shard, order = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+    go = Path(sys.argv[6])
     model = ModelSpec("fake-model", base_url, None, {"temperature": 0}, max_concurrency=3)
     numbers = range(int(sys.argv[5]))
     requests = [ChatRequest.from_prompt(f"call {i}") for i in numbers]
     if order == "reversed":
         requests.reverse()
+    settings = llm_settings(timeout_s=10, max_retries=2)
+    print("ready", flush=True)
+    while not go.exists():  # both runs start calling together, however slow their start-up
+        time.sleep(0.01)
     results = run_calls(model, requests, stage="s", store=store, mode="record", shard=shard,
-                        progress=False, settings=llm_settings(timeout_s=10, max_retries=2))
+                        progress=False, settings=settings)
     assert sorted(r.text for r in results) == sorted(f"echo: call {i}" for i in numbers)
     """
 )
 
 
 def test_two_record_runs_pay_each_shared_call_once(tmp_path: Path) -> None:
-    store = tmp_path / "calls"
+    store, go = tmp_path / "calls", tmp_path / "go"
     with FakeOpenAI(latency_s=0.05) as server:
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         runs = [
             subprocess.Popen(
                 [sys.executable, "-c", RECORDER, server.base_url, str(store), shard, order]
-                + [str(N_CALLS)],
+                + [str(N_CALLS), str(go)],
                 cwd=REPO_ROOT,
                 env=env,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
             for shard, order in (("a", "forward"), ("b", "reversed"))
         ]
+        for run in runs:  # both imported and ready (a run started late would find no work left)
+            assert run.stdout is not None and run.stdout.readline().strip() == "ready"
+        go.touch()
         for run in runs:
             _, err = run.communicate(timeout=120)
             assert run.returncode == 0, err
@@ -82,6 +92,7 @@ def test_validate_reports_a_key_stored_twice(tmp_path: Path, capsys) -> None:
                     shard,
                     "forward",
                     "2",
+                    str(tmp_path),  # the go signal: already there (one run at a time)
                 ],
                 cwd=REPO_ROOT,
                 env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
