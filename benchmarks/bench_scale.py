@@ -265,6 +265,41 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     }
 
 
+def incomplete(k: int) -> dict:
+    """The rules a stopped local scale-K run finished (their benchmark files), as measured."""
+    copy = WORK / "scale-copy"
+    table = rule_table(copy / "logs" / f"sim-scale-{k}" / "benchmarks")
+    constant = table.loc[[r for r in CONSTANT_RULES if r in table.index]]
+    return {
+        "k": k,
+        "judgments": rows_of(copy / "results" / f"sim-scale-{k}" / "tables", JUDGMENT_TABLES),
+        "startup_s": float(statistics.median(constant["wall_s"] / constant["jobs"])),
+        "startup_rss_mb": float(statistics.median(constant["max_rss_mb"])),
+        "rules": {
+            rule: {key: float(row[key]) for key in ("jobs", "wall_s", "cpu_s", "max_rss_mb")}
+            for rule, row in table.sort_values("wall_s", ascending=False).iterrows()
+        },
+    }
+
+
+def rule_estimates(a: dict, b: dict, k: int) -> dict:
+    """Per rule of run ``b``: its wall time extrapolated to scale ``k`` (not a measurement).
+
+    Start-up per job plus the net time grown with the rule's own slope between ``a`` and
+    ``b`` (:func:`growth`); rules without a slope (constant work, or too short to measure)
+    keep ``b``'s time.
+    """
+    slopes = growth(a, b)["rules"]
+    factor = k / b["k"]
+    out = {}
+    for rule, rb in b["rules"].items():
+        start = rb["jobs"] * b["startup_s"]
+        slope = (slopes.get(rule) or {}).get("time_slope")
+        net = max(rb["wall_s"] - start, 0.0)
+        out[rule] = rb["wall_s"] if slope is None else round(start + net * factor**slope, 1)
+    return out
+
+
 def extrapolate(a: dict, b: dict, k: int) -> dict:
     """Power-law extrapolation to scale ``k`` of wall time and memory from runs ``a``, ``b``.
 
@@ -333,7 +368,10 @@ def section(payload: dict) -> str:
     for k in payload["scales"]:
         r = runs.get(str(k))
         if r is None:
-            lines.append(f"| {k} | not run | | | | | | | |")
+            stopped = str(k) in (payload.get("incomplete") or {})
+            lines.append(
+                f"| {k} | {'stopped, see below' if stopped else 'not run'} | | | | | | | |"
+            )
             continue
         lines.append(
             f"| {k} | {r['judgments']} | {r['simulate_s']} | {r['total_wall_s']} "
@@ -363,7 +401,8 @@ def section(payload: dict) -> str:
             )
         lines += ["", "Command: `" + "`; `".join(r["command"] for r in slurm.values()) + "`"]
     for k in payload["not_run"]:
-        lines += ["", f"K = {k} was not run here; its command: `{command(k, payload['cores'])}`"]
+        done = "did not finish" if str(k) in (payload.get("incomplete") or {}) else "was not run"
+        lines += ["", f"K = {k} {done} here; its command: `{command(k, payload['cores'])}`"]
         est = (payload.get("extrapolated") or {}).get(str(k))
         if est:
             lines += [
@@ -422,6 +461,35 @@ def section(payload: dict) -> str:
             f"| {v['max_rss_mb']} |"
             for k, rule, v in model_rows
         ]
+    for k, part in (payload.get("incomplete") or {}).items():
+        lines += [
+            "",
+            f"**K = {k}: stopped before the end** (not a row of the table above): the rules it "
+            "finished, from their benchmark files (wall s, CPU s, peak RSS MB):",
+            "",
+            "| rule | jobs | wall s | CPU s | peak RSS MB |",
+            "|---|---|---|---|---|",
+        ]
+        g = part.get("growth") or {"rules": {}}
+        est = part.get("estimates") or {}
+        head = "".join(f" | K = {e} wall s, **extrapolated**" for e in est)
+        lines[-2] = lines[-2].rstrip("|").rstrip() + " | time slope" + head + " |"
+        lines[-1] = lines[-1] + "---|" * (1 + len(est))
+        for rule, v in part["rules"].items():
+            slope = (g["rules"].get(rule) or {}).get("time_slope")
+            lines.append(
+                f"| {rule} | {v['jobs']:.0f} | {v['wall_s']} | {v['cpu_s']} | {v['max_rss_mb']} "
+                f"| {'' if slope is None else slope} |"
+                + "".join(f" {e.get(rule, 'not all jobs finished')} |" for e in est.values())
+            )
+        if g.get("nlogn_slope") is not None:
+            lines += [
+                "",
+                f"Time slope: log time in log judgments between K = {g['between'][0]} and "
+                f"K = {g['between'][1]} ({part['judgments']} judgments), net of start-up; n log n "
+                f"is {g['nlogn_slope']}. The extrapolated column is start-up plus the net time "
+                "grown with that slope: an estimate, not a measurement.",
+            ]
     for note in payload.get("notes", []):
         lines += ["", note]
     lines.append("<!-- scale:end -->")
@@ -441,6 +509,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--local-from-results", action="store_true", help="local rows from results.json"
+    )
+    parser.add_argument(
+        "--incomplete",
+        type=int,
+        nargs="*",
+        default=[],
+        help="scales whose local run was stopped: record the rules it finished (from the copy)",
     )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
@@ -470,6 +545,23 @@ def publish(args: argparse.Namespace, runs: dict[str, dict], slurm: dict[str, di
     ran = sorted(int(k) for k in runs)
     not_run = [k for k in args.scales if str(k) not in runs]
     last_two = [runs[str(k)] for k in ran[-2:]]
+    parts = {str(k): incomplete(k) for k in args.incomplete}
+    for part in parts.values():
+        if ran and part["k"] > ran[-1]:
+            base = runs[str(ran[-1])]
+            # a rule with fewer jobs finished than the smaller run had (e.g. 3 of 4 embedding
+            # kinds) has no comparable time: no slope, no estimate
+            whole = {
+                rule: v
+                for rule, v in part["rules"].items()
+                if v["jobs"] == base["rules"].get(rule, {}).get("jobs")
+            }
+            part["growth"] = growth(base, {**part, "rules": whole})
+            part["estimates"] = {
+                str(k): rule_estimates(base, {**part, "rules": whole}, k)
+                for k in args.scales
+                if k > part["k"]
+            }
     payload = {
         "machine": machine(),
         "cores": args.cores,
@@ -483,6 +575,7 @@ def publish(args: argparse.Namespace, runs: dict[str, dict], slurm: dict[str, di
             else {}
         ),
         "slurm": slurm,
+        "incomplete": parts,
         "notes": args.note,
     }
     update_results("scale", payload)
