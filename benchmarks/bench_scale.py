@@ -370,7 +370,7 @@ def section(payload: dict) -> str:
         if r is None:
             stopped = str(k) in (payload.get("incomplete") or {})
             lines.append(
-                f"| {k} | {'stopped, see below' if stopped else 'not run'} | | | | | | | |"
+                f"| {k} | {'not one run, see below' if stopped else 'not run'} | | | | | | | |"
             )
             continue
         lines.append(
@@ -401,7 +401,8 @@ def section(payload: dict) -> str:
             )
         lines += ["", "Command: `" + "`; `".join(r["command"] for r in slurm.values()) + "`"]
     for k in payload["not_run"]:
-        done = "did not finish" if str(k) in (payload.get("incomplete") or {}) else "was not run"
+        stopped = str(k) in (payload.get("incomplete") or {})
+        done = "did not run through in one go" if stopped else "was not run"
         lines += ["", f"K = {k} {done} here; its command: `{command(k, payload['cores'])}`"]
         est = (payload.get("extrapolated") or {}).get(str(k))
         if est:
@@ -464,8 +465,8 @@ def section(payload: dict) -> str:
     for k, part in (payload.get("incomplete") or {}).items():
         lines += [
             "",
-            f"**K = {k}: stopped before the end** (not a row of the table above): the rules it "
-            "finished, from their benchmark files (wall s, CPU s, peak RSS MB):",
+            f"**K = {k}: not one uninterrupted run** (not a row of the table above): each rule "
+            "from its benchmark file (wall s, CPU s, peak RSS MB); a rule absent did not run:",
             "",
             "| rule | jobs | wall s | CPU s | peak RSS MB |",
             "|---|---|---|---|---|",
@@ -482,6 +483,16 @@ def section(payload: dict) -> str:
                 f"| {'' if slope is None else slope} |"
                 + "".join(f" {e.get(rule, 'not all jobs finished')} |" for e in est.values())
             )
+        for e, times in est.items():
+            model = sum(t for r, t in times.items() if r in MODEL_RULES)
+            total = sum(times.values())
+            lines += [
+                "",
+                f"Sum of the K = {e} extrapolated rule times (**an estimate**): {total:.0f} s run "
+                f"one after another (with 2 jobs at once the wall time lies between {total / 2:.0f}"
+                f" and {total:.0f} s), of which {model:.0f} s are the local-model rules "
+                f"({', '.join(MODEL_RULES)}); every other rule together: {total - model:.0f} s.",
+            ]
         if g.get("nlogn_slope") is not None:
             lines += [
                 "",
@@ -515,7 +526,7 @@ def main() -> None:
         type=int,
         nargs="*",
         default=[],
-        help="scales whose local run was stopped: record the rules it finished (from the copy)",
+        help="scales whose local run was stopped (or resumed): per-rule rows from the copy",
     )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
