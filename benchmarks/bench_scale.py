@@ -1,6 +1,7 @@
 """The workflow on worlds 1, 10 and 100 times the study: per-rule time and memory, growth.
 
     python benchmarks/bench_scale.py [--scales 1 10 100] [--cores 2] [--not-run 100]
+    python benchmarks/bench_scale.py --local-from-results --slurm 10   # add a SLURM run
 
 For each K a world is simulated (``recenter simulate --scale K``; K = 1 is the committed
 world) and the workflow's data, statistics, interventions and paper rules run on it as a
@@ -17,25 +18,38 @@ config), and subtracted per job before the ratio. ``n log n`` between those scal
 slope ``NLOGN``; a rule above it (by more than ``TOLERANCE``, timing noise on a shared
 machine) is flagged. Rules that run a local model over texts (MiniLM embeddings, the
 explicit-mention detector) are reported apart, as texts per second.
+
+``--slurm K`` runs the scale-K world through a real one-node SLURM cluster on this machine
+(``tests/cluster/local_slurm.py``, as the cluster test starts it) with the workflow's SLURM
+profile (per-rule ``threads``/``mem_mb``/``runtime``) and ``llm.shards``, in a fresh copy of
+its own, and records its wall time beside the local run of the same K. A benchmark, not a
+test. ``--local-from-results`` takes the local rows from ``results.json`` instead of running
+them again, so a SLURM run can be added to the table of an earlier local session.
+
+A scale listed with ``--not-run`` gets its command and, from the two largest scales run, a
+power-law *extrapolation* of its wall time and largest process (labelled as such).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import psutil
 import pyarrow.parquet as pq
-from results_io import update_readme, update_results
+from results_io import RESULTS, update_readme, update_results
 from rule_table import rule_table
 from workflow_bench import REPO_ROOT, fresh_copy, snakemake
 
@@ -48,6 +62,17 @@ MODEL_RULES = {"text_embeddings": "embeddings", "explicit_mentions": "responses"
 JUDGMENT_TABLES = ("attribute_judgments", "relevance_votes", "preference_ratings")
 TOLERANCE = 0.15
 TARGET_MINUTES, TARGET_GB = 20, 8
+#: the one-node cluster's flags, as tests/cluster/test_slurm.py passes them (status checks
+#: after 1 s, short output wait on one machine, job logs kept)
+SLURM_FLAGS = (
+    "--slurm-init-seconds-before-status-checks",
+    "1",
+    "--slurm-keep-successful-logs",
+    "--latency-wait",
+    "5",
+)
+#: "Job 1 has been submitted with SLURM jobid 7 (log: .../slurm_logs/rule_x/7.log)."
+SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: \S+?/rule_(\w+)/")
 
 
 def overrides(world: Path, k: int) -> str:
@@ -157,6 +182,139 @@ def run_scale(copy: Path, k: int, cores: int) -> dict:
     }
 
 
+def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
+    """The scale-K world through a one-node SLURM cluster on localhost, in a copy of its own.
+
+    ``rules``: build only these rules' record files (and what they need), and the same
+    targets locally in another copy for the side-by-side wall time; empty: the whole workflow
+    (beside the local row of the same K). The cluster is the cluster test's
+    (``tests/cluster/local_slurm.py``: installs SLURM and munge if missing, needs root); it
+    is stopped whatever happens. Each submitted job must be
+    COMPLETED in the scheduler's job-completion log. CPU time is not comparable with the local
+    run: the jobs are children of slurmd, not of snakemake, so only wall time is recorded.
+    """
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.cluster.local_slurm import ensure_packages, start_cluster, stop_cluster
+
+    world, _ = world_for(k)
+    name = f"sim-scale-{k}"
+    targets = [f"results/{name}/records/{rule}.json" for rule in rules]
+    config = ("--config", f"overrides={overrides(world, k)} llm.shards={shards}")
+    local = None
+    if targets:
+        local_copy = fresh_copy(WORK / "scale-slurm-local-copy")
+        local_load = os.getloadavg()
+        local_run = snakemake(
+            local_copy,
+            "--workflow-profile",
+            "workflow/profiles/default",
+            "--cores",
+            "2",
+            *targets,
+            *config,
+        )
+        local = {
+            "wall_s": round(local_run.seconds, 1),
+            "load_before": [round(x, 2) for x in local_load],
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+        }
+    copy = fresh_copy(WORK / "scale-slurm-copy")
+    ensure_packages()
+    cluster = start_cluster()
+    try:
+        load = os.getloadavg()
+        run = snakemake(
+            copy,
+            "--workflow-profile",
+            "workflow/profiles/slurm",
+            *SLURM_FLAGS,
+            "--jobs",
+            str(jobs),
+            *targets,
+            *config,
+        )
+        submitted = dict(SUBMITTED.findall(run.stdout + run.stderr))
+        finished = cluster.completed_jobs()
+    finally:
+        stop_cluster(cluster)
+        shutil.rmtree(cluster.root, ignore_errors=True)
+    states = Counter(finished.get(job, {}).get("JobState", "missing") for job in submitted)
+    if set(states) != {"COMPLETED"}:
+        raise RuntimeError(f"SLURM jobs not all COMPLETED: {dict(states)}")
+    results = copy / "results" / name
+    return {
+        "k": k,
+        "judgments": rows_of(results / "tables", JUDGMENT_TABLES),
+        "targets": targets or "the whole workflow",
+        "local_same_targets": local,
+        "total_wall_s": round(run.seconds, 1),
+        "slurm_jobs": len(submitted),
+        "slurm_rules": dict(sorted(Counter(submitted.values()).items())),
+        "job_states": dict(states),
+        "jobs_at_once": jobs,
+        "llm_shards": shards,
+        "load_before": [round(x, 2) for x in load],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "command": (
+            f"{command(k, 2).split(' snakemake ')[0]} snakemake --workflow-profile "
+            f"workflow/profiles/slurm {' '.join(SLURM_FLAGS)} --jobs {jobs} "
+            f"{' '.join(targets)} "
+            f'--config overrides="{overrides(Path(f"$PWD/benchmarks/.work/scale-worlds/{k}"), k)} '
+            f'llm.shards={shards}" (on a cluster started by tests/cluster/local_slurm.py)'
+        ),
+    }
+
+
+def incomplete(k: int) -> dict:
+    """The rules a stopped local scale-K run finished (their benchmark files), as measured."""
+    copy = WORK / "scale-copy"
+    table = rule_table(copy / "logs" / f"sim-scale-{k}" / "benchmarks")
+    constant = table.loc[[r for r in CONSTANT_RULES if r in table.index]]
+    return {
+        "k": k,
+        "judgments": rows_of(copy / "results" / f"sim-scale-{k}" / "tables", JUDGMENT_TABLES),
+        "startup_s": float(statistics.median(constant["wall_s"] / constant["jobs"])),
+        "startup_rss_mb": float(statistics.median(constant["max_rss_mb"])),
+        "rules": {
+            rule: {key: float(row[key]) for key in ("jobs", "wall_s", "cpu_s", "max_rss_mb")}
+            for rule, row in table.sort_values("wall_s", ascending=False).iterrows()
+        },
+    }
+
+
+def rule_estimates(a: dict, b: dict, k: int) -> dict:
+    """Per rule of run ``b``: its wall time extrapolated to scale ``k`` (not a measurement).
+
+    Start-up per job plus the net time grown with the rule's own slope between ``a`` and
+    ``b`` (:func:`growth`); rules without a slope (constant work, or too short to measure)
+    keep ``b``'s time.
+    """
+    slopes = growth(a, b)["rules"]
+    factor = k / b["k"]
+    out = {}
+    for rule, rb in b["rules"].items():
+        start = rb["jobs"] * b["startup_s"]
+        slope = (slopes.get(rule) or {}).get("time_slope")
+        net = max(rb["wall_s"] - start, 0.0)
+        out[rule] = rb["wall_s"] if slope is None else round(start + net * factor**slope, 1)
+    return out
+
+
+def extrapolate(a: dict, b: dict, k: int) -> dict:
+    """Power-law extrapolation to scale ``k`` of wall time and memory from runs ``a``, ``b``.
+
+    Judgments grow in proportion to K, so the exponent is taken in K. An estimate, never a
+    measurement: it assumes the slope between the two largest runs holds further out.
+    """
+    span = math.log(b["k"] / a["k"])
+    out = {"k": k, "from": [a["k"], b["k"]]}
+    for key in ("total_wall_s", "largest_process_rss_mb", "peak_tree_rss_mb"):
+        slope = math.log(b[key] / a[key]) / span
+        out[key] = round(b[key] * (k / b["k"]) ** slope, 0)
+        out[f"{key}_slope"] = round(slope, 2)
+    return out
+
+
 def growth(a: dict, b: dict) -> dict:
     """Per rule: slopes of time and memory in judgments between runs ``a`` and ``b``."""
     ratio = math.log(b["judgments"] / a["judgments"])
@@ -210,15 +368,54 @@ def section(payload: dict) -> str:
     for k in payload["scales"]:
         r = runs.get(str(k))
         if r is None:
-            lines.append(f"| {k} | not run | | | | | | | |")
+            stopped = str(k) in (payload.get("incomplete") or {})
+            lines.append(
+                f"| {k} | {'not one run, see below' if stopped else 'not run'} | | | | | | | |"
+            )
             continue
         lines.append(
             f"| {k} | {r['judgments']} | {r['simulate_s']} | {r['total_wall_s']} "
             f"| {r['total_cpu_s']} | {r['peak_tree_rss_mb']} | {r['largest_process_rss_mb']} "
             f"| {r['load_before']} | {r['load_after']} |"
         )
+    slurm = payload.get("slurm") or {}
+    if slurm:
+        lines += [
+            "",
+            "Through a one-node SLURM cluster on this machine (`--slurm K`; "
+            "tests/cluster/local_slurm.py, the workflow's SLURM profile with its per-rule "
+            "threads/mem_mb/runtime): wall time beside the local run of the same K.",
+            "",
+            "| K | targets | judgments | SLURM jobs (all COMPLETED) | jobs at once | llm.shards "
+            "| SLURM wall s | local wall s, same targets | load before | load after |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for k, r in sorted(slurm.items(), key=lambda kv: int(kv[0])):
+            same = r.get("local_same_targets")
+            local = same["wall_s"] if same else runs.get(k, {}).get("total_wall_s", "not run")
+            what = r["targets"] if isinstance(r["targets"], str) else ", ".join(r["targets"])
+            lines.append(
+                f"| {k} | {what} | {r['judgments']} | {r['slurm_jobs']} | {r['jobs_at_once']} "
+                f"| {r['llm_shards']} | {r['total_wall_s']} | {local} | {r['load_before']} "
+                f"| {r['load_after']} |"
+            )
+        lines += ["", "Command: `" + "`; `".join(r["command"] for r in slurm.values()) + "`"]
     for k in payload["not_run"]:
-        lines += ["", f"K = {k} was not run here; its command: `{command(k, payload['cores'])}`"]
+        stopped = str(k) in (payload.get("incomplete") or {})
+        done = "did not run through in one go" if stopped else "was not run"
+        lines += ["", f"K = {k} {done} here; its command: `{command(k, payload['cores'])}`"]
+        est = (payload.get("extrapolated") or {}).get(str(k))
+        if est:
+            lines += [
+                "",
+                f"**Extrapolation, not a measurement** (power law in K through the K = "
+                f"{est['from'][0]} and K = {est['from'][1]} rows above, model rules included): "
+                f"K = {k} would take about {est['total_wall_s']:.0f} s of workflow wall time "
+                f"(slope {est['total_wall_s_slope']}), a largest process of about "
+                f"{est['largest_process_rss_mb']:.0f} MB (slope "
+                f"{est['largest_process_rss_mb_slope']}) and a process tree of about "
+                f"{est['peak_tree_rss_mb']:.0f} MB, under the same load.",
+            ]
     biggest = runs[str(max(int(k) for k in runs))]
     top = sorted(biggest["rules"].items(), key=lambda kv: -kv[1]["wall_s"])[:10]
     lines += [
@@ -265,8 +462,47 @@ def section(payload: dict) -> str:
             f"| {v['max_rss_mb']} |"
             for k, rule, v in model_rows
         ]
-    if payload.get("slurm"):
-        lines += ["", payload["slurm"]]
+    for k, part in (payload.get("incomplete") or {}).items():
+        lines += [
+            "",
+            f"**K = {k}: not one uninterrupted run** (not a row of the table above): each rule "
+            "from its benchmark file (wall s, CPU s, peak RSS MB); a rule absent did not run:",
+            "",
+            "| rule | jobs | wall s | CPU s | peak RSS MB |",
+            "|---|---|---|---|---|",
+        ]
+        g = part.get("growth") or {"rules": {}}
+        est = part.get("estimates") or {}
+        head = "".join(f" | K = {e} wall s, **extrapolated**" for e in est)
+        lines[-2] = lines[-2].rstrip("|").rstrip() + " | time slope" + head + " |"
+        lines[-1] = lines[-1] + "---|" * (1 + len(est))
+        for rule, v in part["rules"].items():
+            slope = (g["rules"].get(rule) or {}).get("time_slope")
+            lines.append(
+                f"| {rule} | {v['jobs']:.0f} | {v['wall_s']} | {v['cpu_s']} | {v['max_rss_mb']} "
+                f"| {'' if slope is None else slope} |"
+                + "".join(f" {e.get(rule, 'not all jobs finished')} |" for e in est.values())
+            )
+        for e, times in est.items():
+            model = sum(t for r, t in times.items() if r in MODEL_RULES)
+            total = sum(times.values())
+            lines += [
+                "",
+                f"Sum of the K = {e} extrapolated rule times (**an estimate**): {total:.0f} s run "
+                f"one after another (with 2 jobs at once the wall time lies between {total / 2:.0f}"
+                f" and {total:.0f} s), of which {model:.0f} s are the local-model rules "
+                f"({', '.join(MODEL_RULES)}); every other rule together: {total - model:.0f} s.",
+            ]
+        if g.get("nlogn_slope") is not None:
+            lines += [
+                "",
+                f"Time slope: log time in log judgments between K = {g['between'][0]} and "
+                f"K = {g['between'][1]} ({part['judgments']} judgments), net of start-up; n log n "
+                f"is {g['nlogn_slope']}. The extrapolated column is start-up plus the net time "
+                "grown with that slope: an estimate, not a measurement.",
+            ]
+    for note in payload.get("notes", []):
+        lines += ["", note]
     lines.append("<!-- scale:end -->")
     return "\n".join(lines) + "\n"
 
@@ -276,30 +512,82 @@ def main() -> None:
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--not-run", type=int, nargs="*", default=[], help="listed, not run")
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--slurm-note", default="", help="a sentence on the SLURM K = 10 run")
+    parser.add_argument("--slurm", type=int, nargs="*", default=[], help="scales run on SLURM")
+    parser.add_argument("--slurm-jobs", type=int, default=2, help="SLURM jobs at once")
+    parser.add_argument("--shards", type=int, default=2, help="llm.shards of the SLURM run")
+    parser.add_argument(
+        "--slurm-rules", nargs="*", default=[], help="only these rules' records (default: all)"
+    )
+    parser.add_argument(
+        "--local-from-results", action="store_true", help="local rows from results.json"
+    )
+    parser.add_argument(
+        "--incomplete",
+        type=int,
+        nargs="*",
+        default=[],
+        help="scales whose local run was stopped (or resumed): per-rule rows from the copy",
+    )
+    parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
-    copy = fresh_copy(WORK / "scale-copy")
+    previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
     runs: dict[str, dict] = {}
-    for k in args.scales:
-        if k in args.not_run:
-            continue
-        runs[str(k)] = run_scale(copy, k, args.cores)
-        publish(args, runs)  # after every scale, so a long run leaves what it measured
+    slurm: dict[str, dict] = {}
+    if args.local_from_results:
+        runs, slurm = dict(previous.get("runs", {})), dict(previous.get("slurm") or {})
+    else:
+        copy = fresh_copy(WORK / "scale-copy")
+        for k in args.scales:
+            if k in args.not_run:
+                continue
+            runs[str(k)] = run_scale(copy, k, args.cores)
+            publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
+    for k in args.slurm:
+        slurm[str(k)] = run_slurm(k, args.slurm_jobs, args.shards, args.slurm_rules)
+        publish(args, runs, slurm)
+    if not args.slurm:
+        publish(args, runs, slurm)
     ran = sorted(int(k) for k in runs)
     print(pd.DataFrame(runs[str(ran[-1])]["rules"]).T.sort_values("wall_s").tail(12))
 
 
-def publish(args: argparse.Namespace, runs: dict[str, dict]) -> None:
+def publish(args: argparse.Namespace, runs: dict[str, dict], slurm: dict[str, dict]) -> None:
     """Write results.json key ``scale`` and the README section from the runs so far."""
     ran = sorted(int(k) for k in runs)
+    not_run = [k for k in args.scales if str(k) not in runs]
+    last_two = [runs[str(k)] for k in ran[-2:]]
+    parts = {str(k): incomplete(k) for k in args.incomplete}
+    for part in parts.values():
+        if ran and part["k"] > ran[-1]:
+            base = runs[str(ran[-1])]
+            # a rule with fewer jobs finished than the smaller run had (e.g. 3 of 4 embedding
+            # kinds) has no comparable time: no slope, no estimate
+            whole = {
+                rule: v
+                for rule, v in part["rules"].items()
+                if v["jobs"] == base["rules"].get(rule, {}).get("jobs")
+            }
+            part["growth"] = growth(base, {**part, "rules": whole})
+            part["estimates"] = {
+                str(k): rule_estimates(base, {**part, "rules": whole}, k)
+                for k in args.scales
+                if k > part["k"]
+            }
     payload = {
         "machine": machine(),
         "cores": args.cores,
         "scales": args.scales,
-        "not_run": [k for k in args.scales if str(k) not in runs],
+        "not_run": not_run,
         "runs": runs,
-        "growth": growth(runs[str(ran[-2])], runs[str(ran[-1])]) if len(ran) >= 2 else None,
-        "slurm": args.slurm_note,
+        "growth": growth(*last_two) if len(ran) >= 2 else None,
+        "extrapolated": (
+            {str(k): extrapolate(*last_two, k) for k in not_run if k > ran[-1]}
+            if len(ran) >= 2
+            else {}
+        ),
+        "slurm": slurm,
+        "incomplete": parts,
+        "notes": args.note,
     }
     update_results("scale", payload)
     update_readme("scale", section(payload))

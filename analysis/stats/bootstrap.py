@@ -334,9 +334,10 @@ class _Clusters:
             (np.ones(n_obs), (self.codes, np.arange(n_obs))), shape=(self.n, n_obs)
         )
 
-    def sums(self, values: np.ndarray) -> np.ndarray:
-        """(C, k) sums of (n, k) values over each cluster's observations."""
-        return np.asarray(self._g @ values)
+    def sums(self, values: np.ndarray | sparse.csr_matrix) -> np.ndarray:
+        """(C, k) sums of (n, k) values (dense or sparse) over each cluster's observations."""
+        out = self._g @ values
+        return out.toarray() if sparse.issparse(out) else np.asarray(out)
 
 
 def _replicate_totals(
@@ -381,8 +382,11 @@ def bootstrap_statistic(
 ) -> BootstrapResult:
     """Cluster bootstrap of any statistic of per-observation values.
 
-    ``values`` is ``(n,)``, ``(n, k)`` or a DataFrame (its columns, in order). ``clusters``
-    gives each observation's cluster (default: every observation its own).
+    ``values`` is ``(n,)``, ``(n, k)`` or a DataFrame (its columns, in order), or, for the
+    totals path, a scipy sparse ``(n, k)`` matrix: with hundreds of raters most per-item
+    columns (one rater's cells) are zero almost everywhere, and only the ``(C, k)`` cluster
+    sums need to be dense. ``clusters`` gives each observation's cluster (default: every
+    observation its own).
 
     * ``statistic_of="totals"`` (vectorized): ``statistic`` maps column *totals* of shape
       ``(b, k)`` to ``(b,)`` or ``(b, m)``; it is called once per chunk of resamples on
@@ -394,10 +398,16 @@ def bootstrap_statistic(
       resamples as the totals path.
     """
     _check_n_boot(n_boot)
-    frame = isinstance(values, pd.DataFrame)
-    arr = np.asarray(values.to_numpy(dtype=np.float64) if frame else values, dtype=np.float64)
-    one_d = arr.ndim == 1
-    arr2 = arr[:, None] if one_d else arr
+    if sparse.issparse(values):
+        if statistic_of != "totals":
+            raise ValueError("sparse values are only supported with statistic_of='totals'")
+        arr = arr2 = sparse.csr_matrix(values, dtype=np.float64)
+        one_d = False
+    else:
+        frame = isinstance(values, pd.DataFrame)
+        arr = np.asarray(values.to_numpy(dtype=np.float64) if frame else values, dtype=np.float64)
+        one_d = arr.ndim == 1
+        arr2 = arr[:, None] if one_d else arr
     if arr2.ndim != 2 or arr2.shape[0] == 0:
         raise ValueError(f"values must be (n,) or (n, k) with n > 0, got shape {arr.shape}")
     cl = _Clusters(clusters, arr2.shape[0], cluster_name)

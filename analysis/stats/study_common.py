@@ -26,10 +26,12 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from statsmodels.stats.multitest import multipletests
 
 from analysis.data.vocabulary import FINAL, PILOT
@@ -244,8 +246,13 @@ class TotalsBootstrap:
     columns: tuple[str, ...]
     unit: str  # plural noun of the resampling unit, for method sentences
 
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        # a dict, not tuple.index: a crowd of raters gives tens of thousands of columns
+        return {name: i for i, name in enumerate(self.columns)}
+
     def col(self, name: str) -> int:
-        return self.columns.index(name)
+        return self._index[name]
 
     def stat(self, fn: Callable[[Callable[[str], np.ndarray]], np.ndarray]) -> BootstrapResult:
         """``fn(get)`` where ``get(name)`` returns that column's totals, shape ``(b,)``."""
@@ -287,6 +294,37 @@ def bootstrap_totals(
         cluster_name=unit,
         n_boot=settings.n_boot,
         seed=settings.seed if seed is None else seed,
+    )
+    return TotalsBootstrap(totals=res, columns=names, unit=unit)
+
+
+def bootstrap_sparse_totals(
+    columns: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    n_obs: int,
+    clusters: np.ndarray | None,
+    settings: StatsSettings,
+    unit: str,
+) -> TotalsBootstrap:
+    """:func:`bootstrap_totals` of columns given as ``(rows, values)``: zero on other rows.
+
+    For per-rater columns of a large crowd: a rater's cells are non-zero only on the items
+    it voted on, so the ``(n, k)`` matrix is stored sparse (its size grows with the votes,
+    not with items x raters). The totals are sums of counts, exactly those of the dense path.
+    """
+    names = tuple(columns)
+    rows = [np.asarray(columns[n][0], dtype=np.int64) for n in names]
+    values = [np.asarray(columns[n][1], dtype=np.float64) for n in names]
+    col_of = np.repeat(np.arange(len(names)), [r.size for r in rows])
+    matrix = sparse.csr_matrix(
+        (np.concatenate(values), (np.concatenate(rows), col_of)), shape=(n_obs, len(names))
+    )
+    res = bootstrap_statistic(
+        matrix,
+        lambda t: t,
+        clusters=clusters,
+        cluster_name=unit,
+        n_boot=settings.n_boot,
+        seed=settings.seed,
     )
     return TotalsBootstrap(totals=res, columns=names, unit=unit)
 
@@ -548,10 +586,28 @@ def leave_one_out_majority(
     for every human ceiling and for every model scored against the same references, so the
     two are comparable by construction.
     """
-    others = np.delete(votes, rater, axis=1)
-    n_rest = np.isfinite(others).sum(axis=1)
-    yes = np.nansum(others, axis=1)
-    eligible = (n_rest >= min_others) & np.isfinite(votes[:, rater])
+    return loo_majority_from_counts(
+        votes[:, rater],
+        np.isfinite(votes).sum(axis=1),
+        np.nansum(votes, axis=1),
+        min_others,
+    )
+
+
+def loo_majority_from_counts(
+    own: np.ndarray, n_voted: np.ndarray, n_yes: np.ndarray, min_others: int = MIN_OTHERS
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`leave_one_out_majority` from per-item vote counts of *all* raters.
+
+    ``own`` is the rater's votes (0/1, NaN = no vote) on some items, ``n_voted`` and
+    ``n_yes`` every rater's vote and YES counts on the same items (the rater included). The
+    others' counts are the totals minus the rater's own vote, so a crowd of hundreds of
+    raters needs no items x raters matrix: each rater costs only the items it voted on.
+    """
+    voted = np.isfinite(own)
+    n_rest = n_voted - voted
+    yes = n_yes - np.nan_to_num(own)
+    eligible = (n_rest >= min_others) & voted
     tie = eligible & (2 * yes == n_rest)
     label = np.where(eligible & ~tie, (2 * yes > n_rest).astype(np.float64), np.nan)
     return label, tie

@@ -54,12 +54,13 @@ from analysis.stats.study_common import (
     StudyDataError,
     TotalsBootstrap,
     boot_interval,
+    bootstrap_sparse_totals,
     bootstrap_totals,
     cluster_column,
     cluster_labels,
     collect,
     key_part,
-    leave_one_out_majority,
+    loo_majority_from_counts,
     loo_phrase,
     make_record,
     n_shared,
@@ -372,27 +373,37 @@ def verifier_agreement(
     humans = sorted(df.loc[df["rater_kind"] == HUMAN, "rater"].unique())
     if not models or not humans:
         return []
+    acc = df.assign(acc=(df["label"] == ACCEPTED).astype(np.float64))
+    index = pd.Index(acc["attribute_id"].unique()).sort_values()
     wide = (
-        df.assign(acc=(df["label"] == ACCEPTED).astype(np.float64))
+        acc[acc["rater"].isin(models)]
         .pivot(index="attribute_id", columns="rater", values="acc")
-        .sort_index()
+        .reindex(index=index, columns=models)
     )
-    h = wide[humans].to_numpy()
-    n_h = np.isfinite(h).sum(axis=1)
-    yes = np.nansum(h, axis=1)
+    # the humans stay long: a crowd of annotators on K times the attributes would make an
+    # attributes x humans matrix of nearly empty cells; each person costs only its own rows
+    human = acc[acc["rater"].isin(humans)]
+    rows = index.get_indexer(human["attribute_id"])
+    n_h = np.bincount(rows, minlength=len(index))
+    yes = np.bincount(rows, weights=human["acc"].to_numpy(), minlength=len(index))
     majority = np.where(n_h >= 2, (yes > n_h / 2.0).astype(np.float64), np.nan)
-    cols: dict[str, np.ndarray] = {}
+    every = np.arange(len(index))
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for m in models:
         for cell, v in pair_cells(wide[m].to_numpy(), majority).items():
-            cols[f"{m}|majority|{cell}"] = v
+            cols[f"{m}|majority|{cell}"] = (every, v)
     ties = 0
-    for i, person in enumerate(humans):
-        rest, tie = leave_one_out_majority(h, i)
+    by_person = pd.Series(np.arange(len(human))).groupby(human["rater"].to_numpy()).indices
+    for person in humans:
+        mine = by_person[person]
+        mine = mine[np.argsort(rows[mine], kind="stable")]
+        own = human["acc"].to_numpy()[mine]
+        rest, tie = loo_majority_from_counts(own, n_h[rows[mine]], yes[rows[mine]])
         ties += int(tie.sum())
-        for cell, v in pair_cells(h[:, i], rest).items():
-            cols[f"{person}|rest|{cell}"] = v
-    clusters = None if clusters_of is None else clusters_of.reindex(wide.index).to_numpy()
-    tb: TotalsBootstrap = bootstrap_totals(cols, clusters, settings, unit)
+        for cell, v in pair_cells(own, rest).items():
+            cols[f"{person}|rest|{cell}"] = (rows[mine], v)
+    clusters = None if clusters_of is None else clusters_of.reindex(index).to_numpy()
+    tb: TotalsBootstrap = bootstrap_sparse_totals(cols, len(index), clusters, settings, unit)
     code = f"{MODULE}:verifier_agreement"
     ref = (
         "the human majority (accepted when more than half of the attribute's human judgments "

@@ -52,13 +52,13 @@ from analysis.stats.study_common import (
     adjust_pvalues,
     analytic_interval,
     boot_interval,
-    bootstrap_totals,
+    bootstrap_sparse_totals,
     cluster_column,
     cluster_labels,
     collect,
     correction_name,
     key_part,
-    leave_one_out_majority,
+    loo_majority_from_counts,
     loo_phrase,
     make_record,
     n_shared,
@@ -84,13 +84,22 @@ RATER_KINDS = VOTE_KINDS
 
 @dataclass(frozen=True)
 class RoundVotes:
-    """One round's votes as an items x raters matrix (0/1, NaN = no vote) plus the majority."""
+    """One round's votes, the models' as a matrix, the humans' per rater, plus the majority.
+
+    The humans are not an items x raters matrix: a crowd of 6K annotators on K x 3,824
+    items would make it hundreds of millions of cells, nearly all empty. Each human keeps the
+    items it voted on, and each item its human vote and YES counts, which is all the
+    majority and the leave-one-out references need.
+    """
 
     round: str
     items: np.ndarray  # (n,) item ids, sorted
     humans: tuple[str, ...]
     models: tuple[str, ...]
-    votes: np.ndarray  # (n, H + M): humans first, then models
+    model_votes: np.ndarray  # (n, M) 0/1, NaN = no vote
+    human_votes: tuple[tuple[np.ndarray, np.ndarray], ...]  # per human: item rows, 0/1 votes
+    human_n: np.ndarray  # (n,) human votes per item
+    human_yes: np.ndarray  # (n,) human YES votes per item
     majority: np.ndarray  # (n,) 0/1, NaN where the item has no majority label
     majority_source: str  # "published" | "computed" | "none"
     clusters: np.ndarray | None  # (n,) cluster label per item, None = items
@@ -102,8 +111,13 @@ class RoundVotes:
     def raters(self) -> tuple[str, ...]:
         return self.humans + self.models
 
-    def column(self, rater: str) -> np.ndarray:
-        return self.votes[:, self.raters.index(rater)]
+    def column(self, model: str) -> np.ndarray:
+        """A model's votes on every item (NaN = no vote)."""
+        return self.model_votes[:, self.models.index(model)]
+
+    def human(self, human: str) -> tuple[np.ndarray, np.ndarray]:
+        """A human's item rows (sorted) and 0/1 votes on them."""
+        return self.human_votes[self.humans.index(human)]
 
     @property
     def prefix(self) -> str:
@@ -162,14 +176,28 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
     kind_of = df.groupby("rater")["rater_kind"].first()
     humans = tuple(sorted(kind_of.index[(kind_of == HUMAN).to_numpy()]))
     models = tuple(sorted(kind_of.index[(kind_of == MODEL).to_numpy()]))
-    raters = humans + models
-    matrix = np.full((len(items), len(raters)), np.nan)
     indiv = df[df["rater_kind"] != HUMAN_MAJORITY]
-    if len(indiv):
-        matrix[
-            item_pos.get_indexer(indiv["item_id"]),
-            pd.Index(raters).get_indexer(indiv["rater"]),
-        ] = indiv["vote"].to_numpy(dtype=np.float64)
+    model_rows = indiv[indiv["rater_kind"] == MODEL]
+    matrix = np.full((len(items), len(models)), np.nan)
+    matrix[
+        item_pos.get_indexer(model_rows["item_id"]),
+        pd.Index(models).get_indexer(model_rows["rater"]),
+    ] = model_rows["vote"].to_numpy(dtype=np.float64)
+    human_rows = indiv[indiv["rater_kind"] == HUMAN]
+    h_item = item_pos.get_indexer(human_rows["item_id"])
+    h_rater = pd.Index(humans).get_indexer(human_rows["rater"])
+    h_vote = human_rows["vote"].to_numpy(dtype=np.float64)
+    order = np.lexsort((h_item, h_rater))
+    bounds = np.searchsorted(h_rater[order], np.arange(len(humans) + 1))
+    human_votes = tuple(
+        zip(
+            np.split(h_item[order], bounds[1:-1]),
+            np.split(h_vote[order], bounds[1:-1]),
+            strict=True,
+        )
+    )
+    n_h = np.bincount(h_item, minlength=len(items))
+    yes = np.bincount(h_item, weights=h_vote, minlength=len(items))
 
     published = df[df["rater_kind"] == HUMAN_MAJORITY]
     majority = np.full(len(items), np.nan)
@@ -180,9 +208,6 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
         )
         source = "published"
     elif humans:
-        h = matrix[:, : len(humans)]
-        n_h = np.isfinite(h).sum(axis=1)
-        yes = np.nansum(h, axis=1)
         majority = np.where(n_h >= 2, (yes > n_h / 2.0).astype(np.float64), np.nan)
         source = "computed" if np.isfinite(majority).any() else "none"
     else:
@@ -199,7 +224,10 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
         items=items,
         humans=humans,
         models=models,
-        votes=matrix,
+        model_votes=matrix,
+        human_votes=human_votes,
+        human_n=n_h,
+        human_yes=yes,
         majority=majority,
         majority_source=source,
         clusters=clusters,
@@ -235,14 +263,17 @@ def _majority_phrase(rv: RoundVotes) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def rest_majority(rv: RoundVotes, human: str) -> tuple[np.ndarray, np.ndarray]:
-    """The reference of one human: the majority of the other humans on each item they voted.
+def rest_majority(rv: RoundVotes, human: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reference of one human: the majority of the other humans on each item it voted.
 
-    :func:`analysis.stats.study_common.leave_one_out_majority` on the round's human votes
-    (at least two others; ties dropped). Returns the label (NaN where undefined) and the tie
-    indicator.
+    :func:`analysis.stats.study_common.loo_majority_from_counts` (the definition of
+    ``leave_one_out_majority``: at least two others; ties dropped) on the human's items.
+    Returns those item rows, the label (NaN where undefined) and the tie indicator; on every
+    other item the reference is undefined.
     """
-    return leave_one_out_majority(rv.votes[:, : len(rv.humans)], rv.humans.index(human))
+    rows, own = rv.human(human)
+    label, tie = loo_majority_from_counts(own, rv.human_n[rows], rv.human_yes[rows])
+    return rows, label, tie
 
 
 def rest_name(human: str) -> str:
@@ -256,30 +287,46 @@ def restricted_name(human: str, model: str) -> str:
 
 
 def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
-    """Resampled totals of every per-item column a round's statistics need."""
-    cols: dict[str, np.ndarray] = {}
-    for name, col in [(r, rv.column(r)) for r in rv.raters] + [("majority", rv.majority)]:
-        cols[f"yes|{name}"] = np.nan_to_num(col)
-        cols[f"n|{name}"] = np.isfinite(col).astype(np.float64)
+    """Resampled totals of every per-item column a round's statistics need.
+
+    A human's columns are zero off the items it voted on, so each is kept as (rows, values)
+    on those items (:func:`analysis.stats.study_common.bootstrap_sparse_totals`): memory and
+    time grow with the votes, not with items x raters.
+    """
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def put(name: str, rows: np.ndarray, values: np.ndarray) -> None:
+        keep = values != 0
+        cols[name] = (rows[keep], values[keep])
+
+    every = np.arange(len(rv.items))
+    for h in rv.humans:
+        rows, own = rv.human(h)
+        put(f"yes|{h}", rows, own)
+        put(f"n|{h}", rows, np.ones(rows.size))
+    for name, col in [(m, rv.column(m)) for m in rv.models] + [("majority", rv.majority)]:
+        put(f"yes|{name}", every, np.nan_to_num(col))
+        put(f"n|{name}", every, np.isfinite(col).astype(np.float64))
     for m in rv.models:
         for cell, v in pair_cells(rv.column(m), rv.majority).items():
-            cols[f"{m}|majority|{cell}"] = v
+            put(f"{m}|majority|{cell}", every, v)
     if len(rv.humans) >= 2:
         for h in rv.humans:
-            rest, _ = rest_majority(rv, h)
+            rows, rest, _ = rest_majority(rv, h)
             if not np.isfinite(rest).any():
                 continue
-            for cell, v in pair_cells(rv.column(h), rest).items():
-                cols[f"{h}|rest|{cell}"] = v
+            _, own = rv.human(h)
+            for cell, v in pair_cells(own, rest).items():
+                put(f"{h}|rest|{cell}", rows, v)
             # models against the same reference, and the human on the model's items
             for m in rv.models:
-                voted = np.isfinite(rv.column(m))
-                on_m = np.where(voted, rv.column(h), np.nan)
-                for cell, v in pair_cells(rv.column(m), rest).items():
-                    cols[f"{m}|{rest_name(h)}|{cell}"] = v
+                model = rv.column(m)[rows]
+                on_m = np.where(np.isfinite(model), own, np.nan)
+                for cell, v in pair_cells(model, rest).items():
+                    put(f"{m}|{rest_name(h)}|{cell}", rows, v)
                 for cell, v in pair_cells(on_m, rest).items():
-                    cols[f"{restricted_name(h, m)}|{rest_name(h)}|{cell}"] = v
-    return bootstrap_totals(cols, rv.clusters, settings, rv.unit)
+                    put(f"{restricted_name(h, m)}|{rest_name(h)}|{cell}", rows, v)
+    return bootstrap_sparse_totals(cols, len(rv.items), rv.clusters, settings, rv.unit)
 
 
 # --------------------------------------------------------------------------------------
@@ -516,7 +563,7 @@ def _loo_ties(rv: RoundVotes, humans: list[str]) -> dict[str, int | float]:
     """How many human-item pairs were dropped because the other humans tied, and their share."""
     ties = eligible = 0
     for h in humans:
-        label, tie = rest_majority(rv, h)
+        _, label, tie = rest_majority(rv, h)
         ties += int(tie.sum())
         eligible += int(tie.sum() + np.isfinite(label).sum())
     return {
@@ -742,11 +789,10 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
         .reset_index(drop=True)
     )
 
-    observed = np.isfinite(rv.votes)
-    counted = [settings.in_aggregates(m) for m in rv.models]
-    n_h = observed[:, : len(rv.humans)].sum(axis=1)
-    n_m = observed[:, len(rv.humans) :][:, counted].sum(axis=1)
-    n_counted = sum(counted)
+    counted = np.asarray([settings.in_aggregates(m) for m in rv.models], dtype=bool)
+    n_h = rv.human_n
+    n_m = np.isfinite(rv.model_votes)[:, counted].sum(axis=1)
+    n_counted = int(counted.sum())
     n_items = {
         "human_human": int((n_h >= 2).sum()),
         "model_model": int((n_m >= 2).sum()),

@@ -15,8 +15,11 @@ from analysis.stats.study_common import (
     StatsSettings,
     adjust_pvalues,
     boot_interval,
+    bootstrap_sparse_totals,
     bootstrap_totals,
     key_part,
+    leave_one_out_majority,
+    loo_majority_from_counts,
     make_record,
     ratio,
 )
@@ -60,6 +63,43 @@ def test_totals_statistics_share_the_library_resamples() -> None:
     assert mine.replicates == pytest.approx(lib.replicates)
     assert mine.jackknife == pytest.approx(lib.jackknife)
     assert float(mine.estimate) == pytest.approx(x.mean())
+
+
+def test_sparse_totals_equal_the_dense_totals_exactly() -> None:
+    """Columns given as (rows, values) resample to the very same totals as the dense columns.
+
+    The stage-2 crowd path (one sparse column per annotator) must not change a number: the
+    totals are sums of counts, so equality is exact, not approximate.
+    """
+    rng = np.random.default_rng(5)
+    n = 300
+    clusters = rng.integers(0, 25, n).astype(str)
+    dense = {
+        f"c{i}": (rng.random(n) < 0.05).astype(float) * rng.integers(1, 3, n) for i in range(6)
+    }
+    sparse_cols = {k: (np.flatnonzero(v), v[np.flatnonzero(v)]) for k, v in dense.items()}
+    settings = stats_settings(n_boot=300, seed=2)
+    a = bootstrap_totals(dense, clusters, settings, "users").totals
+    b = bootstrap_sparse_totals(sparse_cols, n, clusters, settings, "users").totals
+    assert np.array_equal(a.estimate, b.estimate)
+    assert np.array_equal(a.replicates, b.replicates)
+    assert np.array_equal(a.jackknife, b.jackknife)
+    assert a.weights_digest == b.weights_digest
+
+
+def test_leave_one_out_from_counts_is_the_matrix_definition() -> None:
+    """The reference from per-item counts (no items x raters matrix) is the dense one."""
+    rng = np.random.default_rng(6)
+    votes = rng.integers(0, 2, (200, 7)).astype(float)
+    votes[rng.random(votes.shape) < 0.6] = np.nan
+    n_voted, n_yes = np.isfinite(votes).sum(axis=1), np.nansum(votes, axis=1)
+    for rater in range(votes.shape[1]):
+        label, tie = leave_one_out_majority(votes, rater)
+        rows = np.flatnonzero(np.isfinite(votes[:, rater]))
+        l2, t2 = loo_majority_from_counts(votes[rows, rater], n_voted[rows], n_yes[rows])
+        assert np.array_equal(label[rows], l2, equal_nan=True) and np.array_equal(tie[rows], t2)
+        off = np.setdiff1d(np.arange(200), rows)
+        assert np.isnan(label[off]).all() and not tie[off].any()
 
 
 def test_spearman_resamples_are_the_library_resamples() -> None:
