@@ -287,15 +287,7 @@ def bootstrap_totals(
     """Cluster bootstrap of the totals of named per-observation columns (one matrix product)."""
     names = tuple(columns)
     values = np.column_stack([np.asarray(columns[n], dtype=np.float64) for n in names])
-    res = bootstrap_statistic(
-        values,
-        lambda t: t,
-        clusters=clusters,
-        cluster_name=unit,
-        n_boot=settings.n_boot,
-        seed=settings.seed if seed is None else seed,
-    )
-    return TotalsBootstrap(totals=res, columns=names, unit=unit)
+    return _column_totals(values, names, clusters, settings, unit, seed)
 
 
 def bootstrap_sparse_totals(
@@ -318,13 +310,25 @@ def bootstrap_sparse_totals(
     matrix = sparse.csr_matrix(
         (np.concatenate(values), (np.concatenate(rows), col_of)), shape=(n_obs, len(names))
     )
+    return _column_totals(matrix, names, clusters, settings, unit, None)
+
+
+def _column_totals(
+    values: np.ndarray | sparse.csr_matrix,
+    names: tuple[str, ...],
+    clusters: np.ndarray | None,
+    settings: StatsSettings,
+    unit: str,
+    seed: int | None,
+) -> TotalsBootstrap:
+    """The one bootstrap behind both: resampled column totals of an ``(n, k)`` matrix."""
     res = bootstrap_statistic(
-        matrix,
+        values,
         lambda t: t,
         clusters=clusters,
         cluster_name=unit,
         n_boot=settings.n_boot,
-        seed=settings.seed,
+        seed=settings.seed if seed is None else seed,
     )
     return TotalsBootstrap(totals=res, columns=names, unit=unit)
 
