@@ -259,8 +259,10 @@ def bootstrap(
     n_clusters = int(codes.max()) + 1
     counts = resample_counts(n_clusters, n_boot, seed)
     boot = _evaluate_chunks(stat, counts, codes, chunk)
+    # the leave-one-cluster-out jackknife is G x n weights (G clusters, n rows): it grows as
+    # the square of the study's size and only BCa reads it, so percentile intervals skip it
     jack = None
-    if n_clusters > 1:
+    if n_clusters > 1 and method == "bca":
         jack = _evaluate_chunks(stat, 1 - np.eye(n_clusters, dtype=np.int64), codes, chunk)
     result = BootstrapResult(
         estimate=np.asarray(theta),

@@ -91,6 +91,21 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate(data: dict[str, np.ndarra
     assert bca is not None and bca.low is not None and bca.value == a.value
 
 
+def test_jackknife_only_for_bca(data: dict[str, np.ndarray]) -> None:
+    """Percentile intervals skip the G x n leave-one-cluster-out pass; BCa gets it, exact."""
+    y, s = data["y"], data["score"]
+    clusters = np.arange(len(y)) // 3
+    pct = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
+    bca = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5, method="bca")
+    assert pct is not None and pct.resamples is not None and pct.resamples.jackknife is None
+    assert bca is not None and bca.resamples is not None
+    assert np.array_equal(bca.resamples.replicates, pct.resamples.replicates)
+    jack = bca.resamples.jackknife
+    assert jack is not None and jack.shape == (20,)
+    keep = clusters.astype(str) != np.unique(clusters.astype(str))[4]  # clusters sort as text
+    assert jack[4] == pytest.approx(roc_auc_score(y[keep], s[keep]))
+
+
 def test_bootstrap_of_undefined_statistic_is_none() -> None:
     y = np.zeros(10, dtype=bool)  # no positives: AUROC undefined -> the key stays absent
     assert (
