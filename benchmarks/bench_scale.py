@@ -37,7 +37,8 @@ encodes each distinct sentence once): at K = 100 they are hours of CPU on two co
 the rest of the workflow fits a session. The row lists what was left out; nothing is
 estimated for it.
 With ``--local-from-results`` the rows already in ``results.json`` are kept and only the
-scales of ``--scales`` that have no row (and are not ``--not-run``) are run.
+scales of ``--scales`` that have no row (and are not ``--not-run``) or are listed in
+``--rerun`` are run.
 """
 
 from __future__ import annotations
@@ -582,6 +583,9 @@ def main() -> None:
     parser.add_argument(
         "--omit-at", type=int, nargs="*", default=[], help="scales run without OMIT_FROM"
     )
+    parser.add_argument(
+        "--rerun", type=int, nargs="*", default=[], help="with --local-from-results: run again"
+    )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
     previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
@@ -589,7 +593,9 @@ def main() -> None:
     slurm: dict[str, dict] = {}
     if args.local_from_results:
         runs, slurm = dict(previous.get("runs", {})), dict(previous.get("slurm") or {})
-    to_run = [k for k in args.scales if k not in args.not_run and str(k) not in runs]
+    to_run = [
+        k for k in args.scales if k not in args.not_run and (str(k) not in runs or k in args.rerun)
+    ]
     if to_run:
         copy = fresh_copy(WORK / "scale-copy")
         for k in to_run:
