@@ -682,6 +682,27 @@ def mention_habit_vs_bias(
     )
 
 
+def _human_ratings_by_slot(
+    human: pd.DataFrame, slots: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each human's rating of each slot as (slot position, rating, rater), sorted by slot.
+
+    One rating per (slot, rater), the first non-missing one, on the slots of ``slots`` only.
+    Long arrays rather than a slots x raters matrix: with a crowd of raters the matrix and a
+    leave-one-rater-out pass over it grow as the square of the study's size.
+    """
+    rated = human.dropna(subset=["rating"]).drop_duplicates([*SLOT, "rater"], keep="first")
+    position = pd.Series(np.arange(len(slots)), index=pd.MultiIndex.from_frame(slots[list(SLOT)]))
+    slot_of = position.reindex(pd.MultiIndex.from_frame(rated[list(SLOT)])).to_numpy()
+    found = ~np.isnan(slot_of)
+    order = np.argsort(slot_of[found], kind="stable")
+    return (
+        slot_of[found].astype(np.int64)[order],
+        rated["rating"].to_numpy(dtype=np.float64)[found][order],
+        rated["rater"].to_numpy()[found][order],
+    )
+
+
 def rank_agreement(
     df: pd.DataFrame,
     slots: pd.DataFrame,
@@ -720,21 +741,21 @@ def rank_agreement(
     human = df[df["rater_kind"] == HUMAN]
     people = sorted(human["rater"].unique())
     if len(people) >= 2:
-        wide = (
-            human.pivot_table(index=list(SLOT), columns="rater", values="rating", aggfunc="first")
-            .reindex(pd.MultiIndex.from_frame(slots[list(SLOT)]))
-            .to_numpy(dtype=np.float64)
-        )
+        slot_of, rating, rater = _human_ratings_by_slot(human, slots)
+        n_slot = np.bincount(slot_of, minlength=len(slots))
+        sum_slot = np.bincount(slot_of, weights=rating, minlength=len(slots))
         per: dict[str, BootstrapResult] = {}
         n_pairs = 0
-        for i, person in enumerate(people):
-            others = np.delete(wide, i, axis=1)
-            n_rest = np.isfinite(others).sum(axis=1)
-            rows = np.flatnonzero(np.isfinite(wide[:, i]) & (n_rest >= 1))
+        for person in people:
+            mine = rater == person
+            own_slots, own = slot_of[mine], rating[mine]
+            keep = n_slot[own_slots] >= 2  # at least one other human rated the slot
+            rows, own = own_slots[keep], own[keep]
             if rows.size < 3:
                 continue
-            rest = np.nanmean(others[rows], axis=1)
-            res = resamples.spearman(wide[rows, i], rest, rows, bca)
+            # the others' mean, leaving this person out: (slot sum - own) / (slot count - 1)
+            rest = (sum_slot[rows] - own) / (n_slot[rows] - 1)
+            res = resamples.spearman(own, rest, rows, bca)
             if np.isfinite(res.estimate):
                 per[person] = res
                 n_pairs += int(rows.size)

@@ -291,3 +291,48 @@ def test_judge_better_share_only_on_responses_people_rated() -> None:
     assert rec.value == pytest.approx(1.0) and rec.n == 1
     # people rate that one response better too: no difference
     assert out["stage3.judge_better_share_minus_human.J3"].value == pytest.approx(0.0)
+
+
+def test_ceiling_leave_one_out_equals_the_raters_matrix() -> None:
+    """The long-format leave-one-rater-out means equal the slots x raters matrix ones.
+
+    A crowd of raters on overlapping slots, with a missing rating, a duplicate (the first
+    counts) and a rating of a slot outside ``slots``: each rater's rho is the one of the
+    old dense computation (nanmean over the other columns).
+    """
+    from analysis.stats.study_stage3 import SLOT, rank_agreement
+
+    rng = np.random.default_rng(7)
+    n_slots, raters = 40, [f"h{i:02d}" for i in range(12)]
+    slots = pd.DataFrame(
+        {
+            "user_id": [f"u{i % 8}" for i in range(n_slots)],
+            "prompt_id": [f"p{i}" for i in range(n_slots)],
+            "generator": "G1",
+            "attribute_id": "a",
+        }
+    )
+    rows = []
+    for i in range(n_slots):
+        for r in rng.choice(raters, size=int(rng.integers(1, 5)), replace=False):
+            rows.append(
+                {**slots.iloc[i].to_dict(), "rater": r, "rating": float(rng.integers(1, 6))}
+            )
+    rows.append({**rows[0], "rating": 5.0 if rows[0]["rating"] != 5.0 else 1.0})  # duplicate
+    rows.append({**rows[1], "rating": np.nan})
+    rows.append({**rows[2], "prompt_id": "elsewhere"})
+    df = pd.DataFrame(rows).assign(rater_kind="human")
+    slots = slots.assign(human=0.0, user=slots["user_id"])
+    (rec,) = rank_agreement(df, slots, [], "final", stats_settings(seed=2), "user")
+    wide = (
+        df.drop(df.index[-3])
+        .pivot_table(index=list(SLOT), columns="rater", values="rating", aggfunc="first")
+        .reindex(pd.MultiIndex.from_frame(slots[list(SLOT)]))
+    )
+    assert len(rec.extra["per_rater"]) >= 8
+    for person, rho in rec.extra["per_rater"].items():
+        own = wide[person].to_numpy()
+        others = wide.drop(columns=person).to_numpy()
+        ok = np.isfinite(own) & (np.isfinite(others).sum(axis=1) >= 1)
+        rest = np.nanmean(others[ok], axis=1)
+        assert rho == pytest.approx(stats.spearmanr(own[ok], rest).statistic, abs=1e-12)
