@@ -279,7 +279,7 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
         "command": (
             f"{command(k, 2).split(' snakemake ')[0]} snakemake --workflow-profile "
             f"workflow/profiles/slurm {' '.join(SLURM_FLAGS)} --jobs {jobs} "
-            f"{' '.join(targets)} "
+            f"{''.join(t + ' ' for t in targets)}"
             f'--config overrides="{overrides(Path(f"$PWD/benchmarks/.work/scale-worlds/{k}"), k)} '
             f'llm.shards={shards}" (on a cluster started by tests/cluster/local_slurm.py)'
         ),
@@ -397,8 +397,9 @@ def section(payload: dict) -> str:
             )
             continue
         partial = " (partial, see below)" if r.get("omitted_from") else ""
+        sim = "not timed (world written before)" if r["simulate_s"] is None else r["simulate_s"]
         lines.append(
-            f"| {k}{partial} | {r['judgments']} | {r['simulate_s']} | {r['total_wall_s']} "
+            f"| {k}{partial} | {r['judgments']} | {sim} | {r['total_wall_s']} "
             f"| {r['total_cpu_s']} | {r['peak_tree_rss_mb']} | {r['largest_process_rss_mb']} "
             f"| {r['load_before']} | {r['load_after']} |"
         )
