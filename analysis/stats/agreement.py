@@ -127,8 +127,15 @@ class RatingMatrix:
         return (self.codes[:, :, None] == np.arange(q)[None, None, :]).astype(dtype)
 
     def category_counts(self) -> np.ndarray:
-        """(n, q): how many raters put item i into category k (Fleiss's ``n_ij``)."""
-        return self.onehot().sum(axis=1)
+        """(n, q): how many raters put item i into category k (Fleiss's ``n_ij``).
+
+        Counted from the observed codes, not summed over :meth:`onehot`: a crowd's
+        ``(n, R, q)`` indicator array grows as items x raters.
+        """
+        n, q = self.codes.shape[0], len(self.categories)
+        item, _ = np.nonzero(self.codes >= 0)
+        cell = item * q + self.codes[self.codes >= 0]
+        return np.bincount(cell, minlength=n * q).reshape(n, q).astype(np.float64)
 
     def rater_index(self, rater: Any) -> int:
         try:

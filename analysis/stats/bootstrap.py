@@ -292,9 +292,20 @@ def _draw_counts(rng: np.random.Generator, n_units: int, n_rows: int) -> np.ndar
 
 
 def _count_chunks(
-    rng: np.random.Generator, n_units: int, n_boot: int, max_cells: int = _MAX_CELLS
+    rng: np.random.Generator,
+    n_units: int,
+    n_boot: int,
+    max_cells: int = _MAX_CELLS,
+    width: int = 0,
 ) -> Iterator[np.ndarray]:
-    step = max(1, max_cells // max(n_units, 1))
+    """Resample counts in chunks of rows; ``width`` is the columns of what each chunk yields.
+
+    A chunk's counts (rows x units) and its product with the cluster sums (rows x width)
+    both stay under ``max_cells``: with a crowd the columns (rater pairs' cells) outnumber
+    the clusters, and an unbounded product would be hundreds of MB per chunk. The draws
+    are one stream, so the chunking never changes them.
+    """
+    step = max(1, max_cells // max(n_units, width, 1))
     for start in range(0, n_boot, step):
         yield _draw_counts(rng, n_units, min(step, n_boot - start))
 
@@ -334,10 +345,14 @@ class _Clusters:
             (np.ones(n_obs), (self.codes, np.arange(n_obs))), shape=(self.n, n_obs)
         )
 
-    def sums(self, values: np.ndarray | sparse.csr_matrix) -> np.ndarray:
-        """(C, k) sums of (n, k) values (dense or sparse) over each cluster's observations."""
+    def sums(self, values: np.ndarray | sparse.csr_matrix) -> np.ndarray | sparse.csr_matrix:
+        """(C, k) sums of (n, k) values over each cluster's observations, sparse if they are.
+
+        A crowd's per-rater columns stay sparse: each rater's cells are non-zero in the few
+        clusters it voted in, so dense sums would grow as clusters x raters.
+        """
         out = self._g @ values
-        return out.toarray() if sparse.issparse(out) else np.asarray(out)
+        return sparse.csr_matrix(out) if sparse.issparse(out) else np.asarray(out)
 
 
 def _replicate_totals(
@@ -351,7 +366,7 @@ def _replicate_totals(
     item_rng, _, seed_int = _streams(seed)
     digest = hashlib.sha256(f"C={cluster_sums.shape[0]};B={n_boot};".encode())
     out, kept = [], []
-    for w in _count_chunks(item_rng, cluster_sums.shape[0], n_boot):
+    for w in _count_chunks(item_rng, cluster_sums.shape[0], n_boot, width=cluster_sums.shape[1]):
         digest.update(w.tobytes())
         out.append(finish(np.asarray(w.astype(np.float64) @ cluster_sums)))
         if keep_weights:
@@ -379,6 +394,7 @@ def bootstrap_statistic(
     seed: SeedLike = 0,
     statistic_of: Literal["totals", "rows"] = "totals",
     keep_weights: bool = False,
+    jackknife: bool = True,
 ) -> BootstrapResult:
     """Cluster bootstrap of any statistic of per-observation values.
 
@@ -396,6 +412,9 @@ def bootstrap_statistic(
       ``(n',)`` for 1-d input) to a number or vector, in a Python loop over resamples (for
       statistics that are not functions of sums, e.g. a rank correlation). Slow; same
       resamples as the totals path.
+
+    ``jackknife=False`` skips the leave-one-cluster-out values, which only BCa reads and
+    which are clusters x columns (or clusters x rows) in size.
     """
     _check_n_boot(n_boot)
     if sparse.issparse(values):
@@ -418,9 +437,10 @@ def bootstrap_statistic(
         def finish(totals: np.ndarray) -> np.ndarray:
             return np.asarray(statistic(totals), dtype=np.float64)
 
-        estimate = finish(sums.sum(axis=0)[None, :])[0]
+        total = np.asarray(sums.sum(axis=0)).reshape(1, -1)
+        estimate = finish(total)[0]
         reps, digest, kept, seed_int = _replicate_totals(sums, n_boot, seed, finish, keep_weights)
-        jack = finish(sums.sum(axis=0)[None, :] - sums) if cl.n > 1 else None
+        jack = finish(np.asarray(total - sums)) if jackknife and cl.n > 1 else None
     elif statistic_of == "rows":
         order = np.argsort(cl.codes, kind="stable")
         starts = np.searchsorted(cl.codes[order], np.arange(cl.n + 1))
@@ -447,7 +467,7 @@ def bootstrap_statistic(
             np.asarray(
                 [on_rows(np.concatenate(members[:c] + members[c + 1 :])) for c in range(cl.n)]
             )
-            if cl.n > 1
+            if jackknife and cl.n > 1
             else None
         )
     else:
@@ -766,6 +786,7 @@ def bootstrap_pairwise_kappa(
     resample_raters: bool = False,
     keep_weights: bool = False,
     min_shared: int = 0,
+    jackknife: bool = True,
 ) -> PairwiseKappaBootstrap:
     """Cluster bootstrap of the pairwise Cohen's kappas and of their group means.
 
@@ -787,7 +808,8 @@ def bootstrap_pairwise_kappa(
     pairs of distinct drawn raters weighted by how often each was drawn (a rater drawn twice
     is not paired with itself), and is NaN when a group drew a single rater. The matrix cells
     themselves only resample clusters. BCa needs the jackknife, which exists only without
-    rater resampling.
+    rater resampling; ``jackknife=False`` skips it (clusters x pairs kappas, which grow as the
+    square of the study's size) where the intervals are percentile ones.
     """
     _check_n_boot(n_boot)
     lc = long_codes(df, categories=categories, raters=raters)
@@ -814,7 +836,7 @@ def bootstrap_pairwise_kappa(
 
     reps, digest, kept_w, seed_int = _replicate_totals(tables_c, n_boot, seed, kappas, keep_weights)
     estimate = kappas(total[None, :])[0]
-    jack = _jackknife(tables_c, total, kappas) if cl.n > 1 else None
+    jack = _jackknife(tables_c, total, kappas) if jackknife and cl.n > 1 else None
     n_shared = shared[a_idx, b_idx]
     matrix = BootstrapResult(
         estimate=estimate,

@@ -329,6 +329,7 @@ def _column_totals(
         cluster_name=unit,
         n_boot=settings.n_boot,
         seed=settings.seed if seed is None else seed,
+        jackknife=settings.ci_method == "bca",
     )
     return TotalsBootstrap(totals=res, columns=names, unit=unit)
 

@@ -316,6 +316,7 @@ def human_agreement(
         n_boot=settings.n_boot,
         seed=settings.seed,
         min_shared=settings.min_shared_items,
+        jackknife=settings.ci_method == "bca",
     )
     res = boot.group_means.get("human_human")
     n_items = int((long.groupby("item")["rater"].size() >= 2).sum())

@@ -755,6 +755,7 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
         n_boot=settings.n_boot,
         seed=settings.seed,
         min_shared=settings.min_shared_items,
+        jackknife=settings.ci_method == "bca",
     )
     level, method = settings.ci_level, settings.ci_method
     est = np.asarray(boot.matrix.estimate)

@@ -80,6 +80,10 @@ def test_counts_are_resamples_and_chunking_does_not_change_them():
     item_rng, _, _ = bs._streams(3)
     chunked = np.vstack(list(bs._count_chunks(item_rng, 13, 100, max_cells=13 * 7)))
     np.testing.assert_array_equal(counts, chunked)
+    item_rng, _, _ = bs._streams(3)
+    wide = list(bs._count_chunks(item_rng, 13, 100, max_cells=13 * 7, width=91))  # 1 row each
+    assert max(len(w) for w in wide) == 1
+    np.testing.assert_array_equal(counts, np.vstack(wide))
     generator = resample_counts(13, 100, seed=np.random.default_rng(3))
     assert generator.shape == (100, 13)
 
@@ -131,6 +135,29 @@ def test_vectorized_kappa_matrix_equals_a_naive_sklearn_loop_on_the_same_resampl
             expected = vals[np.isfinite(vals)].mean() if np.isfinite(vals).any() else np.nan
             got = res.group_means[key].replicates[b_idx]
             np.testing.assert_allclose(got, expected, atol=1e-12, equal_nan=True)
+
+
+def test_kappa_matrix_jackknife_only_when_asked():
+    """Percentile intervals skip the clusters x pairs leave-one-out pass; the resamples stay."""
+    df = small_world(3)
+    full = bootstrap_pairwise_kappa(df, groups=GROUPS, cluster="user_id", n_boot=40, seed=2)
+    lean = bootstrap_pairwise_kappa(
+        df, groups=GROUPS, cluster="user_id", n_boot=40, seed=2, jackknife=False
+    )
+    assert lean.matrix.jackknife is None
+    assert all(g.jackknife is None for g in lean.group_means.values())
+    np.testing.assert_array_equal(lean.matrix.replicates, full.matrix.replicates)
+    np.testing.assert_array_equal(lean.matrix.interval(), full.matrix.interval())
+    with pytest.raises(ValueError, match="jackknife"):
+        lean.matrix.interval(method="bca")
+    users = sorted(df["user_id"].unique())
+    wide = df[df["user_id"] != users[4]].pivot(index="item", columns="rater", values="label")
+    a, b = full.pairs[0]
+    shared = wide[[a, b]].dropna()
+    assert full.matrix.jackknife is not None
+    assert full.matrix.jackknife[4, 0] == pytest.approx(
+        cohen_kappa_score(shared[a].astype(bool), shared[b].astype(bool))
+    )
 
 
 def test_matrix_bootstrap_point_estimates_are_the_library_values():

@@ -56,13 +56,19 @@ def test_totals_statistics_share_the_library_resamples() -> None:
     rng = np.random.default_rng(0)
     x = rng.normal(size=40)
     clusters = np.repeat(np.arange(10), 4).astype(str)
-    settings = stats_settings(n_boot=200, seed=9)
+    settings = stats_settings(n_boot=200, seed=9, ci_method="bca")
     tb = bootstrap_totals({"x": x, "n": np.ones(40)}, clusters, settings, "users")
     mine = tb.stat(lambda g: ratio(g("x"), g("n")))
     lib = bootstrap_mean(x, clusters=clusters, n_boot=200, seed=9)
     assert mine.replicates == pytest.approx(lib.replicates)
     assert mine.jackknife == pytest.approx(lib.jackknife)
     assert float(mine.estimate) == pytest.approx(x.mean())
+    # percentile intervals skip the leave-one-cluster-out pass, which only BCa reads
+    pct = bootstrap_totals(
+        {"x": x, "n": np.ones(40)}, clusters, stats_settings(n_boot=200, seed=9), "users"
+    )
+    assert pct.totals.jackknife is None
+    assert np.array_equal(pct.totals.replicates, tb.totals.replicates)
 
 
 def test_sparse_totals_equal_the_dense_totals_exactly() -> None:
