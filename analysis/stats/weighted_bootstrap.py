@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -56,37 +57,55 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class WeightedSums:
+    """A statistic of weighted column sums: ``finish(W @ columns)``.
+
+    ``W @ columns`` is ``counts @ (per-cluster sums of columns)`` for a cluster resample, so
+    :func:`bootstrap` evaluates it on clusters (B x clusters) rather than on rows (B x rows,
+    which grows with the study). The columns here are counts (0/1 cells, judgments), whose
+    sums are exact in float64 in either order, so both paths give the same bits.
+    """
+
+    columns: np.ndarray  # (rows, m)
+    finish: Callable[[np.ndarray], np.ndarray]  # (resamples, m) sums -> (resamples,)
+
+    def __call__(self, W: np.ndarray) -> np.ndarray:
+        return self.finish(W @ self.columns)
+
+
+def _sums(*columns: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.asarray(c, dtype=np.float64) for c in columns])
+
+
 def weighted_rate(numerator: np.ndarray, denominator: np.ndarray) -> Statistic:
     """Share of weighted ``denominator`` rows that are also ``numerator`` rows."""
-    num = np.asarray(numerator, dtype=np.float64) * np.asarray(denominator, dtype=np.float64)
     den = np.asarray(denominator, dtype=np.float64)
-    return lambda W: _safe_div(W @ num, W @ den)
+    num = np.asarray(numerator, dtype=np.float64) * den
+    return WeightedSums(_sums(num, den), lambda t: _safe_div(t[:, 0], t[:, 1]))
 
 
 def weighted_ratio(numerator: np.ndarray, denominator: np.ndarray) -> Statistic:
     """Ratio of two weighted sums (e.g. accepted judgments / all judgments over attributes)."""
-    num = np.asarray(numerator, dtype=np.float64)
-    den = np.asarray(denominator, dtype=np.float64)
-    return lambda W: _safe_div(W @ num, W @ den)
+    return WeightedSums(_sums(numerator, denominator), lambda t: _safe_div(t[:, 0], t[:, 1]))
 
 
 def weighted_prf(y_true: np.ndarray, y_pred: np.ndarray, which: str) -> Statistic:
     """Precision, recall or F1 of the positive class on weighted rows."""
+    if which not in ("precision", "recall", "f1"):
+        raise ValueError(f"weighted_prf: unknown metric {which!r}")
     y = np.asarray(y_true, dtype=bool)
     p = np.asarray(y_pred, dtype=bool)
-    tp_v, fp_v, fn_v = (y & p).astype(float), (~y & p).astype(float), (y & ~p).astype(float)
 
-    def stat(W: np.ndarray) -> np.ndarray:
-        tp, fp, fn = W @ tp_v, W @ fp_v, W @ fn_v
+    def finish(t: np.ndarray) -> np.ndarray:
+        tp, fp, fn = t[:, 0], t[:, 1], t[:, 2]
         if which == "precision":
             return _safe_div(tp, tp + fp)
         if which == "recall":
             return _safe_div(tp, tp + fn)
-        if which == "f1":
-            return _safe_div(2 * tp, 2 * tp + fp + fn)
-        raise ValueError(f"weighted_prf: unknown metric {which!r}")
+        return _safe_div(2 * tp, 2 * tp + fp + fn)
 
-    return stat
+    return WeightedSums(_sums(y & p, ~y & p, y & ~p), finish)
 
 
 def weighted_kappa(a: np.ndarray, b: np.ndarray) -> Statistic:
@@ -100,18 +119,23 @@ def weighted_kappa(a: np.ndarray, b: np.ndarray) -> Statistic:
     """
     x = np.asarray(a, dtype=bool)
     y = np.asarray(b, dtype=bool)
-    cells = np.column_stack([x & y, x & ~y, ~x & y, ~x & ~y]).astype(np.float64)
 
-    def stat(W: np.ndarray) -> np.ndarray:
-        t11, t10, t01, t00 = (W @ cells).T
+    def finish(t: np.ndarray) -> np.ndarray:
+        t11, t10, t01, t00 = t.T
         den = (t11 + t10) * (t10 + t00) + (t11 + t01) * (t01 + t00)
         return _safe_div(2.0 * (t11 * t00 - t10 * t01), den) + 0.0  # + 0.0: never "-0"
 
-    return stat
+    return WeightedSums(_sums(x & y, x & ~y, ~x & y, ~x & ~y), finish)
 
 
 def weighted_difference(first: Statistic, second: Statistic) -> Statistic:
     """``first - second`` on the same weights: a paired difference on the same resamples."""
+    if isinstance(first, WeightedSums) and isinstance(second, WeightedSums):
+        m = first.columns.shape[1]
+        return WeightedSums(
+            np.hstack([first.columns, second.columns]),
+            lambda t: first.finish(t[:, :m]) - second.finish(t[:, m:]),
+        )
     return lambda W: first(W) - second(W)
 
 
@@ -219,6 +243,13 @@ def choose_unit(
 def _evaluate_chunks(
     stat: Statistic, counts: np.ndarray, codes: np.ndarray, chunk: int
 ) -> np.ndarray:
+    """``stat`` on the row weights of every row of ``counts`` (resamples x clusters)."""
+    if isinstance(stat, WeightedSums):
+        rows = len(codes)
+        members = sparse.csr_matrix(
+            (np.ones(rows), (codes, np.arange(rows))), shape=(counts.shape[1], rows)
+        )
+        return stat.finish(counts.astype(np.float64) @ (members @ stat.columns))
     parts = [
         stat(counts[s : s + chunk][:, codes].astype(np.float64))
         for s in range(0, len(counts), chunk)

@@ -77,3 +77,30 @@ def test_regularization_is_chosen_on_validation_only() -> None:
     one_class = val[~y[val]]
     assert fit_fold_classifier(factory, [1e-4, 0.1, 100.0], X, y, train, one_class).param == 0.1
     assert most_common([0.1, 0.3, 0.3, 0.1, None]) == 0.1
+
+
+def test_the_c_grid_is_warm_started_and_lands_on_the_cold_optimum() -> None:
+    """Each C starts at the previous C's solution; the solution is the cold fit's, to tolerance."""
+    from sklearn.metrics import roc_auc_score
+
+    from analysis.learn.learners import classifier_factory, fit_fold_classifier, positive_score
+    from analysis.settings import GradientBoostingConfig
+
+    rng = np.random.default_rng(1)
+    n, d = 400, 30
+    X = rng.normal(size=(n, d))
+    y = X[:, :3].sum(axis=1) + rng.normal(size=n) > 0.5
+    train, val = np.arange(0, 250), np.arange(250, n)
+    gb = GradientBoostingConfig(max_iter=10, learning_rate=0.1, max_depth=2)
+    grid = [0.001, 0.01, 0.1, 1.0]
+    factory, _ = classifier_factory("logistic", grid, "balanced", gb, seed=0)
+    fit = fit_fold_classifier(factory, grid, X, y, train, val)
+    cold = factory(fit.param).fit(X[train], y[train])
+    warm_coef, cold_coef = fit.model[-1].coef_, cold[-1].coef_
+    assert fit.model[-1].warm_start is False  # a refit of the kept model starts afresh
+    assert fit.model[-1].coef_.dtype == np.float32  # float32 features, float32 solution
+    np.testing.assert_allclose(warm_coef, cold_coef, atol=2e-3)
+    aucs = {}
+    for c in grid:
+        aucs[c] = roc_auc_score(y[val], positive_score(factory(c).fit(X[train], y[train]), X[val]))
+    assert fit.param == max(grid, key=lambda c: (aucs[c], -c))

@@ -146,3 +146,28 @@ def test_kappa_and_paired_difference_equal_expanded_data(data: dict[str, np.ndar
     # one labeling constant on both sides: chance agreement is 1, kappa undefined (not 0)
     same = np.ones(len(y), dtype=bool)
     assert np.isnan(weighted_kappa(same, same)(one)[0])
+
+
+def test_sums_statistics_resample_on_clusters_bit_for_bit_as_on_rows(
+    data: dict[str, np.ndarray],
+) -> None:
+    """P/R/F1, kappa, ratios and their differences bootstrap from cluster sums: same bits."""
+    y, pred, rating = data["y"], data["pred"], data["rating"]
+    clusters = np.arange(len(y)) // 4
+    stats = {
+        "f1": weighted_prf(y, pred, "f1"),
+        "kappa": weighted_kappa(y, pred),
+        "ratio": weighted_ratio(rating * pred, rating),
+        "gap": weighted_difference(weighted_prf(y, pred, "recall"), weighted_prf(y, ~pred, "f1")),
+    }
+    for name, stat in stats.items():
+        on_rows = lambda W, stat=stat: stat(W)  # noqa: E731 - the generic row-weight path
+        for method in ("percentile", "bca"):
+            fast = bootstrap(stat, clusters, unit="user", n_boot=300, seed=4, method=method)
+            slow = bootstrap(on_rows, clusters, unit="user", n_boot=300, seed=4, method=method)
+            assert fast is not None and slow is not None, name
+            assert fast.resamples is not None and slow.resamples is not None
+            assert np.array_equal(
+                fast.resamples.replicates, slow.resamples.replicates, equal_nan=True
+            ), name
+            assert (fast.value, fast.low, fast.high) == (slow.value, slow.low, slow.high), name
