@@ -177,8 +177,8 @@ class Embeddings:
     def dim(self) -> int:
         return int(self.matrix.shape[1])
 
-    def lookup(self, ids: Iterable[str]) -> np.ndarray:
-        """Rows for ``ids`` in order; an unknown id is an error naming the table and the id."""
+    def positions(self, ids: Iterable[str]) -> np.ndarray:
+        """Row positions of ``ids``; an unknown id is an error naming the table and the id."""
         keys = pd.Index([str(i) for i in ids])
         pos = self.index.get_indexer(keys)
         if (pos < 0).any():
@@ -186,7 +186,15 @@ class Embeddings:
             raise FeatureError(
                 f"embeddings/{self.kind}.parquet lacks {len(missing)} id(s), e.g. {missing[0]!r}"
             )
-        return self.matrix[pos]
+        return pos
+
+    def lookup(self, ids: Iterable[str]) -> np.ndarray:
+        """Rows for ``ids`` in order (see :meth:`positions`)."""
+        return self.matrix[self.positions(ids)]
+
+
+#: rows of embedding features computed at once (bounds the float64 temporaries)
+_ROWS_PER_CHUNK = 20_000
 
 
 def row_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -350,8 +358,8 @@ def relevance_features(
             raise FeatureError(f"{name} lacks {len(missing)} id(s) used by items: {missing[0]!r}")
     prompt_texts = p_text.loc[pid, "text"].tolist()
     attr_texts = a_text.loc[aid, "text"].tolist()
-    p = prompt_embeddings.lookup(pid)
-    a = attribute_embeddings.lookup(aid)
+    p_pos = prompt_embeddings.positions(pid)
+    a_pos = attribute_embeddings.positions(aid)
     prompt_words = [content_words(t) for t in prompt_texts]
     attr_words = [content_words(t) for t in attr_texts]
     overlap = np.array(
@@ -361,8 +369,7 @@ def relevance_features(
         ]
     )
     attr_signals, attr_names = _text_signals(attr_texts, "attribute")
-    blocks = [
-        row_cosine(p, a)[:, None],
+    signals = [
         overlap[:, None],
         np.log1p([len(tokens(t)) for t in prompt_texts])[:, None],
         attr_signals,
@@ -370,12 +377,25 @@ def relevance_features(
     names = ["cos_prompt_attribute", "attribute_word_overlap", "prompt_log_words", *attr_names]
     if "confidence" in a_text.columns:
         conf, cnames = _confidence(a_text.loc[aid, "confidence"])
-        blocks.append(conf)
+        signals.append(conf)
         names += cnames
-    blocks += [p * a, a]
-    names += [f"product_emb_{j}" for j in range(p.shape[1])]
-    names += [f"attribute_emb_{j}" for j in range(a.shape[1])]
-    return FeatureMatrix(items["item_id"].astype(str).to_numpy(), np.hstack(blocks), names)
+    dim = attribute_embeddings.dim
+    names += [f"product_emb_{j}" for j in range(dim)]
+    names += [f"attribute_emb_{j}" for j in range(dim)]
+    # The classifiers take float32 (learners.classifier_input): the matrix is written in it
+    # directly, in chunks of rows, each value computed in float64 and rounded once, so no
+    # items x features float64 copy exists (gigabytes on a study 100 times this size).
+    X = np.empty((len(items), len(names)), dtype=np.float32)
+    k = 1 + sum(b.shape[1] for b in signals)
+    X[:, 1:k] = np.hstack(signals)
+    for s in range(0, len(items), _ROWS_PER_CHUNK):
+        rows = slice(s, s + _ROWS_PER_CHUNK)
+        p = prompt_embeddings.matrix[p_pos[rows]]
+        a = attribute_embeddings.matrix[a_pos[rows]]
+        X[rows, 0] = row_cosine(p, a)
+        X[rows, k : k + dim] = p * a
+        X[rows, k + dim :] = a
+    return FeatureMatrix(items["item_id"].astype(str).to_numpy(), X, names)
 
 
 def mention_score(attribute_text: str, response_text: str) -> float:

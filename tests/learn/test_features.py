@@ -90,6 +90,37 @@ def test_relevance_cosine_and_products() -> None:
         relevance_features(items.assign(prompt_id="p9"), prompts, attrs, p, a)
 
 
+def test_relevance_features_are_float64_values_rounded_once_in_any_chunking(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Chunked float32 features equal the float64 blocks rounded once, whatever the chunk."""
+    import analysis.learn.features as features
+
+    rng = np.random.default_rng(2)
+    n_items, dim = 23, 6
+    pids, aids = [f"p{i}" for i in range(5)], [f"a{i}" for i in range(7)]
+    items = pd.DataFrame(
+        {
+            "item_id": [f"i{i}" for i in range(n_items)],
+            "prompt_id": rng.choice(pids, n_items),
+            "attribute_id": rng.choice(aids, n_items),
+        }
+    )
+    prompts = pd.DataFrame({"prompt_id": pids, "text": [f"plan a trip {i}" for i in range(5)]})
+    attrs = pd.DataFrame({"attribute_id": aids, "text": [f"likes trips {i}" for i in range(7)]})
+    p = emb(pids, rng.normal(size=(5, dim)), "prompts")
+    a = emb(aids, rng.normal(size=(7, dim)), "attributes")
+    pe, ae = p.lookup(items["prompt_id"]), a.lookup(items["attribute_id"])
+    whole = relevance_features(items, prompts, attrs, p, a)
+    assert whole.X.dtype == np.float32
+    k = whole.names.index("product_emb_0")
+    np.testing.assert_array_equal(whole.X[:, 0], np.einsum("ij,ij->i", pe, ae).astype(np.float32))
+    np.testing.assert_array_equal(whole.X[:, k : k + dim], (pe * ae).astype(np.float32))
+    np.testing.assert_array_equal(whole.X[:, k + dim :], ae.astype(np.float32))
+    monkeypatch.setattr(features, "_ROWS_PER_CHUNK", 4)
+    assert relevance_features(items, prompts, attrs, p, a).X.tobytes() == whole.X.tobytes()
+
+
 def test_reward_mention_flag_and_length_ratio() -> None:
     assert mention_score(
         "The user loves jazz piano", "Since you love jazz piano, try this"
