@@ -321,6 +321,16 @@ def _check_n_boot(n_boot: int) -> None:
         raise ValueError(f"n_boot must be a positive int, got {n_boot!r}")
 
 
+def cluster_membership(codes: np.ndarray, n_clusters: int) -> sparse.csr_matrix:
+    """(clusters, observations) 0/1 matrix: ``membership @ values`` sums values per cluster.
+
+    A cluster resample's total of any column is then ``counts @ (membership @ values)``:
+    clusters, not observations, set the cost of every resample.
+    """
+    n_obs = len(codes)
+    return sparse.csr_matrix((np.ones(n_obs), (codes, np.arange(n_obs))), shape=(n_clusters, n_obs))
+
+
 class _Clusters:
     """Cluster codes of observations, and sums over clusters."""
 
@@ -341,9 +351,7 @@ class _Clusters:
         self.n = len(self.ids)
         if self.n == 0:
             raise ValueError("no observations to resample")
-        self._g = sparse.csr_matrix(
-            (np.ones(n_obs), (self.codes, np.arange(n_obs))), shape=(self.n, n_obs)
-        )
+        self._g = cluster_membership(self.codes, self.n)
 
     def sums(self, values: np.ndarray | sparse.csr_matrix) -> np.ndarray | sparse.csr_matrix:
         """(C, k) sums of (n, k) values over each cluster's observations, sparse if they are.

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from analysis.stats.bootstrap import BootstrapResult, resample_counts
+from analysis.stats.bootstrap import BootstrapResult, cluster_membership, resample_counts
 from analysis.stats.concordance import ConcordancePairs
 from analysis.stats.interval import Interval
 
@@ -245,11 +245,8 @@ def _evaluate_chunks(
 ) -> np.ndarray:
     """``stat`` on the row weights of every row of ``counts`` (resamples x clusters)."""
     if isinstance(stat, WeightedSums):
-        rows = len(codes)
-        members = sparse.csr_matrix(
-            (np.ones(rows), (codes, np.arange(rows))), shape=(counts.shape[1], rows)
-        )
-        return stat.finish(counts.astype(np.float64) @ (members @ stat.columns))
+        sums = cluster_membership(codes, counts.shape[1]) @ stat.columns
+        return stat.finish(counts.astype(np.float64) @ sums)
     parts = [
         stat(counts[s : s + chunk][:, codes].astype(np.float64))
         for s in range(0, len(counts), chunk)
