@@ -135,14 +135,22 @@ class PairwiseRanker(BaseEstimator):
     """Linear ranking model fit on pairs: P(a rated above b) = sigmoid(w . (x_a - x_b)).
 
     For each training example, ``pairs_per_example`` partners with a different human rating
-    are drawn (seeded); both orders of each pair enter, so the classes are balanced and the
-    fit needs no intercept. ``predict`` returns the ranking score ``w . x``.
+    are drawn (seeded). The model is the logistic regression without intercept on both orders
+    of every pair, ``(x_a - x_b, a above b)`` and ``(x_b - x_a, b above a)``. Without an
+    intercept the two orders have the same loss, so each pair enters once, in an alternating
+    orientation that keeps both classes, with weight 2: the same objective, hence the same
+    solution, at half the rows. ``predict`` returns the ranking score ``w . x``.
     """
 
     def __init__(self, C: float = 0.1, pairs_per_example: int = 4, seed: int = 0) -> None:
         self.C = C
         self.pairs_per_example = pairs_per_example
         self.seed = seed
+
+    def warm_start_from(self, previous: PairwiseRanker) -> PairwiseRanker:
+        """Start the next fit at ``previous``'s weights (see :func:`fit_fold_regressor`)."""
+        self.initial_coef_ = previous.model_.coef_.copy()
+        return self
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> PairwiseRanker:
         X = np.asarray(X, dtype=np.float64)
@@ -157,10 +165,20 @@ class PairwiseRanker(BaseEstimator):
         a, b = a[keep], b[keep]
         if len(a) == 0:
             raise ValueError("pairwise ranker: all training ratings are equal")
-        diff = Z[a] - Z[b]
+        flip = np.arange(len(a)) % 2 == 1
+        a, b = np.where(flip, b, a), np.where(flip, a, b)
         label = y[a] > y[b]
-        self.model_ = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
-        self.model_.fit(np.vstack([diff, -diff]), np.r_[label, ~label])
+        model = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
+        if getattr(self, "initial_coef_", None) is not None:
+            model.set_params(warm_start=True)
+            model.coef_, model.intercept_ = self.initial_coef_, np.zeros(1)
+        rows = Z[a] - Z[b]
+        if label.all() or not label.any():  # a single pair: its two orders give both classes
+            rows, label = np.vstack([rows, -rows]), np.r_[label, ~label]
+            weight = np.ones(len(label))
+        else:
+            weight = np.full(len(label), 2.0)
+        self.model_ = model.fit(rows, label, sample_weight=weight).set_params(warm_start=False)
         self.n_pairs_ = int(len(a))
         return self
 
@@ -192,7 +210,18 @@ class OrdinalThresholds(BaseEstimator):
                 self.cuts_.append((float(cut), float(above.mean())))
                 continue
             clf = LogisticRegression(C=self.C, max_iter=5000, random_state=self.seed)
-            self.cuts_.append((float(cut), clf.fit(Z, above)))
+            start = getattr(self, "initial_cuts_", {}).get(float(cut))
+            if start is not None:
+                clf.set_params(warm_start=True)
+                clf.coef_, clf.intercept_ = start.coef_.copy(), start.intercept_.copy()
+            self.cuts_.append((float(cut), clf.fit(Z, above).set_params(warm_start=False)))
+        return self
+
+    def warm_start_from(self, previous: OrdinalThresholds) -> OrdinalThresholds:
+        """Start each cut's next fit at ``previous``'s model of the same cut."""
+        self.initial_cuts_ = {
+            cut: m for cut, m in previous.cuts_ if isinstance(m, LogisticRegression)
+        }
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -219,16 +248,21 @@ def _middle(grid: Sequence[float]) -> float:
     return sorted(grid)[(len(grid) - 1) // 2]
 
 
-def _warm_started(model: Pipeline, previous: Pipeline | None) -> Pipeline:
-    """``model`` set to start its solver at ``previous``'s solution (the next-smaller C's).
+def _warm_started(model: Any, previous: Any) -> Any:
+    """``model`` set to start its solver at ``previous``'s solution (the last grid value's).
 
-    Along an increasing C grid each solution is close to the last, so lbfgs needs far fewer
-    iterations than from zero; the optimum is the same convex problem's, to the solver's
-    tolerance. Learners without a warm start are returned as they are.
+    Along a grid from strong to weak regularization each solution is close to the last, so
+    lbfgs needs far fewer iterations than from zero; the optimum is the same convex
+    problem's, to the solver's tolerance. The ranking models take their start through
+    ``warm_start_from``; learners without a warm start are returned as they are.
     """
-    clf = model[-1]
-    if previous is None or not isinstance(clf, LogisticRegression):
+    if previous is None:
         return model
+    if hasattr(model, "warm_start_from"):
+        return model.warm_start_from(previous)
+    if not isinstance(model, Pipeline) or not isinstance(model[-1], LogisticRegression):
+        return model
+    clf = model[-1]
     clf.set_params(warm_start=True)
     clf.coef_ = previous[-1].coef_.copy()
     clf.intercept_ = previous[-1].intercept_.copy()
@@ -340,17 +374,21 @@ def fit_fold_regressor(
     candidates: list[float | None] = list(grid) if grid else [None]
     param = candidates[0] if len(candidates) == 1 else _middle(list(grid or []))
     tuned_on = "none"
+    fitted: dict[float | None, Any] = {}
     if len(candidates) > 1 and len(val) > 2 and np.ptp(y[val]) > 0:
         best = -np.inf
+        X_train, y_train = X[train], fit_target(y[train])
+        previous = None
         for cand in candidates:
-            model = factory(cand).fit(X[train], fit_target(y[train]))
+            model = _warm_started(factory(cand), previous).fit(X_train, y_train)
+            previous = fitted[cand] = model
             pred = model.predict(X[val])
             rho = spearmanr(pred, y[val]).statistic if np.ptp(pred) > 0 else -np.inf
             if rho > best:
                 best, param = rho, cand
         tuned_on = "validation"
     both = np.sort(np.r_[train, val])
-    model = factory(param).fit(X[both], fit_target(y[both]))
+    model = _warm_started(factory(param), fitted.get(param)).fit(X[both], fit_target(y[both]))
     return FoldFit(model, param, None, tuned_on)
 
 

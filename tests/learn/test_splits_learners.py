@@ -104,3 +104,63 @@ def test_the_c_grid_is_warm_started_and_lands_on_the_cold_optimum() -> None:
     for c in grid:
         aucs[c] = roc_auc_score(y[val], positive_score(factory(c).fit(X[train], y[train]), X[val]))
     assert fit.param == max(grid, key=lambda c: (aucs[c], -c))
+
+
+def test_the_pairwise_ranker_fits_each_pair_once_to_the_both_orders_optimum() -> None:
+    """One orientation per pair, weight 2, is the both-orders logistic objective: same weights."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from analysis.learn.learners import PairwiseRanker
+
+    rng = np.random.default_rng(2)
+    n, d = 300, 12
+    X = rng.normal(size=(n, d))
+    y = np.clip(np.round(3 + X[:, 0] + X[:, 1] + rng.normal(size=n)), 1, 5)
+    ranker = PairwiseRanker(C=0.05, pairs_per_example=4, seed=3).fit(X, y)
+    # the same pairs, both orders, unit weight, fit from zero
+    Z = StandardScaler().fit_transform(X)
+    a = np.repeat(np.arange(n), 4)
+    b = np.random.default_rng(3).integers(0, n, size=len(a))
+    a, b = a[y[a] != y[b]], b[y[a] != y[b]]
+    diff, label = Z[a] - Z[b], y[a] > y[b]
+    both = LogisticRegression(C=0.05, fit_intercept=False, max_iter=5000, tol=1e-10)
+    both.fit(np.vstack([diff, -diff]), np.r_[label, ~label])
+    assert ranker.n_pairs_ == len(a)
+    np.testing.assert_allclose(ranker.model_.coef_, both.coef_, atol=1e-3)
+    assert set(ranker.model_.classes_) == {False, True}  # the alternating orientation keeps both
+
+
+def test_the_reward_grid_is_warm_started_and_lands_on_the_cold_optimum() -> None:
+    """Ranking and ordinal models start each C at the last C's weights; the optimum stays."""
+    from analysis.learn.learners import OrdinalThresholds, PairwiseRanker, fit_fold_regressor
+
+    rng = np.random.default_rng(4)
+    n, d = 400, 20
+    X = rng.normal(size=(n, d))
+    y = np.clip(np.round(3 + X[:, :2].sum(axis=1) + rng.normal(size=n)), 1, 5)
+    train, val = np.arange(0, 250), np.arange(250, 320)
+    grid = [0.001, 0.01, 0.1]
+    for make in (
+        lambda c: PairwiseRanker(C=c, seed=1),
+        lambda c: OrdinalThresholds(C=c, seed=1),
+    ):
+        started: list[bool] = []
+
+        def factory(c: float | None, make=make, started=started) -> object:
+            model = make(c)
+            original = model.warm_start_from
+
+            def warm_start_from(previous: object, original=original, started=started) -> object:
+                started.append(True)
+                return original(previous)
+
+            model.warm_start_from = warm_start_from
+            return model
+
+        fit = fit_fold_regressor(factory, grid, X, y, train, val, np.round)
+        # every grid value after the first starts from the last, and the refit from the chosen one
+        assert fit.tuned_on == "validation" and len(started) == (len(grid) - 1) + 1
+        both = np.sort(np.r_[train, val])
+        cold = make(fit.param).fit(X[both], np.round(y[both]))
+        np.testing.assert_allclose(fit.model.predict(X), cold.predict(X), atol=2e-3)
