@@ -36,6 +36,13 @@ with K (the simulated attributes, reasons and prompt texts repeat, and the menti
 encodes each distinct sentence once): at K = 100 they are hours of CPU on two cores, while
 the rest of the workflow fits a session. The row lists what was left out; nothing is
 estimated for it.
+
+``--complete-at K`` finishes such a partial run in the same copy, after the code there is
+refreshed from the repository: the responses' embeddings (if not yet there), then every rule
+left out. Only missing outputs run (``--rerun-triggers mtime input``: the partial run's
+outputs are kept even where the code hash changed since). Each rule it ran is measured from
+its benchmark file and the run as a whole like any row; the result is kept with the partial
+row and shown beside it.
 With ``--local-from-results`` the rows already in ``results.json`` are kept and only the
 scales of ``--scales`` that have no row (and are not ``--not-run``) or are listed in
 ``--rerun`` are run.
@@ -62,7 +69,7 @@ import psutil
 import pyarrow.parquet as pq
 from results_io import RESULTS, update_readme, update_results
 from rule_table import rule_table
-from workflow_bench import REPO_ROOT, fresh_copy, snakemake
+from workflow_bench import REPO_ROOT, fresh_copy, snakemake, source_files
 
 WORK = REPO_ROOT / "benchmarks" / ".work"
 #: rules whose work does not depend on the data's size: their time is a job's start-up
@@ -200,6 +207,55 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
         "model_rules": models,
         "omitted_from": omitted(k) if omit else [],
         "command": command(k, cores, omit),
+    }
+
+
+def complete_scale(k: int, cores: int) -> dict:
+    """Run what the partial scale-K run in the scale copy left out, and measure it."""
+    copy = WORK / "scale-copy"
+    for rel in source_files():  # today's code; results, logs and the world stay
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO_ROOT / rel, copy / rel)
+    world, _ = world_for(k)
+    name = f"sim-scale-{k}"
+    bench = copy / "logs" / name / "benchmarks"
+    profile = ("--workflow-profile", "workflow/profiles/default", "--cores", str(cores))
+    config = ("--config", f"overrides={overrides(world, k)}")
+    embeddings = copy / "results" / name / "embeddings" / "responses.parquet"
+    if not embeddings.exists():  # its own job first: timed apart, outside the target
+        snakemake(copy, *profile, str(embeddings.relative_to(copy)), *config)
+    start, load = time.time(), os.getloadavg()
+    run = snakemake(copy, *profile, "--rerun-triggers", "mtime", "input", *config)
+    ran = Path(bench / "_ran")
+    ran.mkdir(exist_ok=True)
+    for path in bench.glob("*.tsv"):
+        if path.stat().st_mtime >= start:
+            shutil.copy2(path, ran / path.name)
+    embedded = pd.read_csv(bench / "text_embeddings.responses.tsv", sep="\t").iloc[0]
+    texts = pq.read_metadata(embeddings).num_rows
+    table = rule_table(ran) if any(ran.glob("*.tsv")) else pd.DataFrame()
+    shutil.rmtree(ran)
+    return {
+        "total_wall_s": round(run.seconds, 1),
+        "total_cpu_s": round(run.cpu_seconds, 1),
+        "peak_tree_rss_mb": round(run.tree.peak_tree_bytes / 2**20, 1),
+        "largest_process_rss_mb": round(run.max_child_rss_bytes / 2**20, 1),
+        "load_before": [round(x, 2) for x in load],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "rules": {
+            rule: {key: float(row[key]) for key in ("jobs", "wall_s", "cpu_s", "max_rss_mb")}
+            for rule, row in table.iterrows()
+        },
+        "responses_embeddings": {
+            "texts": int(texts),
+            "wall_s": round(float(embedded["s"]), 1),
+            "cpu_s": round(float(embedded["cpu_time"]), 1),
+            "texts_per_s": round(texts / max(float(embedded["s"]), 1e-9), 1),
+            "max_rss_mb": round(float(embedded["max_rss"]), 1),
+        },
+        "command": command(k, cores).replace(
+            "snakemake ", "snakemake --rerun-triggers mtime input ", 1
+        ),
     }
 
 
@@ -557,6 +613,39 @@ def partial_notes(runs: dict[str, dict]) -> list[str]:
             f"(target {TARGET_MINUTES * 60} s for the whole non-model workflow, which this "
             "row does not contain in full).",
         ]
+        done = r.get("completion")
+        if done:
+            lines += completion_notes(key, r, done)
+    return lines
+
+
+def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
+    """The run that finished a partial row: the responses' embeddings and every rule left out."""
+    e = done["responses_embeddings"]
+    rest = {r: v for r, v in done["rules"].items() if r not in MODEL_RULES}
+    both = round(partial["total_wall_s"] + done["total_wall_s"], 1)
+    lines = [
+        "",
+        f"**K = {key} completed** in the same copy (`{done['command']}`, code refreshed; only "
+        "missing outputs ran). The responses' MiniLM embeddings, a job of their own before it "
+        f"(local model, outside the target): {e['texts']} texts in {e['wall_s']} s wall, "
+        f"{e['cpu_s']} CPU s ({e['texts_per_s']} texts/s), peak RSS {e['max_rss_mb']} MB. "
+        f"Then the rules left out: {done['total_wall_s']} s wall, {done['total_cpu_s']} CPU s, "
+        f"largest process {done['largest_process_rss_mb']} MB, process tree "
+        f"{done['peak_tree_rss_mb']} MB (load {done['load_before']} before, "
+        f"{done['load_after']} after). The partial run plus this one, everything but the "
+        f"responses' embeddings: {both} s wall (target {TARGET_MINUTES * 60} s; both include "
+        "the other local-model rules' time), largest process "
+        f"{max(partial['largest_process_rss_mb'], done['largest_process_rss_mb'])} MB "
+        f"(target {TARGET_GB * 1024} MB).",
+        "",
+        "| rule (completion run) | jobs | wall s | CPU s | peak RSS MB |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {rule} | {v['jobs']:.0f} | {v['wall_s']} | {v['cpu_s']} | {v['max_rss_mb']} |"
+        for rule, v in sorted(rest.items(), key=lambda kv: -kv[1]["wall_s"])
+    ]
     return lines
 
 
@@ -587,6 +676,9 @@ def main() -> None:
     parser.add_argument(
         "--rerun", type=int, nargs="*", default=[], help="with --local-from-results: run again"
     )
+    parser.add_argument(
+        "--complete-at", type=int, nargs="*", default=[], help="finish a partial run in the copy"
+    )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
     previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
@@ -602,6 +694,9 @@ def main() -> None:
         for k in to_run:
             runs[str(k)] = run_scale(copy, k, args.cores, omit=k in args.omit_at)
             publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
+    for k in args.complete_at:
+        runs[str(k)]["completion"] = complete_scale(k, args.cores)
+        publish(args, runs, slurm)
     for k in args.slurm:
         slurm[str(k)] = run_slurm(k, args.slurm_jobs, args.shards, args.slurm_rules)
         publish(args, runs, slurm)
