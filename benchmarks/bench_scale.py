@@ -210,8 +210,12 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
     }
 
 
-def complete_scale(k: int, cores: int) -> dict:
-    """Run what the partial scale-K run in the scale copy left out, and measure it."""
+def complete_scale(k: int, cores: int, partial: dict) -> dict:
+    """Run what the partial scale-K run in the scale copy left out, and measure it.
+
+    The rules left out are measured from their benchmark files, whichever invocation ran them
+    (a run that failed part-way and was resumed keeps its finished rules' files).
+    """
     copy = WORK / "scale-copy"
     for rel in source_files():  # today's code; results, logs and the world stay
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -224,27 +228,21 @@ def complete_scale(k: int, cores: int) -> dict:
     embeddings = copy / "results" / name / "embeddings" / "responses.parquet"
     if not embeddings.exists():  # its own job first: timed apart, outside the target
         snakemake(copy, *profile, str(embeddings.relative_to(copy)), *config)
-    start, load = time.time(), os.getloadavg()
+    load = os.getloadavg()
     run = snakemake(copy, *profile, "--rerun-triggers", "mtime", "input", *config)
-    ran = Path(bench / "_ran")
-    ran.mkdir(exist_ok=True)
-    for path in bench.glob("*.tsv"):
-        if path.stat().st_mtime >= start:
-            shutil.copy2(path, ran / path.name)
+    table = rule_table(bench)
+    left_out = table.loc[[r for r in table.index if r not in partial["rules"]]]
     embedded = pd.read_csv(bench / "text_embeddings.responses.tsv", sep="\t").iloc[0]
     texts = pq.read_metadata(embeddings).num_rows
-    table = rule_table(ran) if any(ran.glob("*.tsv")) else pd.DataFrame()
-    shutil.rmtree(ran)
     return {
-        "total_wall_s": round(run.seconds, 1),
-        "total_cpu_s": round(run.cpu_seconds, 1),
-        "peak_tree_rss_mb": round(run.tree.peak_tree_bytes / 2**20, 1),
-        "largest_process_rss_mb": round(run.max_child_rss_bytes / 2**20, 1),
+        "last_run_wall_s": round(run.seconds, 1),
+        "last_run_cpu_s": round(run.cpu_seconds, 1),
+        "last_run_largest_process_rss_mb": round(run.max_child_rss_bytes / 2**20, 1),
         "load_before": [round(x, 2) for x in load],
         "load_after": [round(x, 2) for x in os.getloadavg()],
         "rules": {
             rule: {key: float(row[key]) for key in ("jobs", "wall_s", "cpu_s", "max_rss_mb")}
-            for rule, row in table.iterrows()
+            for rule, row in left_out.iterrows()
         },
         "responses_embeddings": {
             "texts": int(texts),
@@ -620,26 +618,26 @@ def partial_notes(runs: dict[str, dict]) -> list[str]:
 
 
 def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
-    """The run that finished a partial row: the responses' embeddings and every rule left out."""
+    """The rules a partial row left out, run afterwards in its copy, and the totals with them."""
     e = done["responses_embeddings"]
     rest = {r: v for r, v in done["rules"].items() if r not in MODEL_RULES}
-    both = round(partial["total_wall_s"] + done["total_wall_s"], 1)
+    summed = round(sum(v["wall_s"] for v in rest.values()), 1)
+    largest = max([partial["largest_process_rss_mb"], *(v["max_rss_mb"] for v in rest.values())])
     lines = [
         "",
         f"**K = {key} completed** in the same copy (`{done['command']}`, code refreshed; only "
-        "missing outputs ran). The responses' MiniLM embeddings, a job of their own before it "
+        "missing outputs ran). The responses' MiniLM embeddings, a job of their own first "
         f"(local model, outside the target): {e['texts']} texts in {e['wall_s']} s wall, "
         f"{e['cpu_s']} CPU s ({e['texts_per_s']} texts/s), peak RSS {e['max_rss_mb']} MB. "
-        f"Then the rules left out: {done['total_wall_s']} s wall, {done['total_cpu_s']} CPU s, "
-        f"largest process {done['largest_process_rss_mb']} MB, process tree "
-        f"{done['peak_tree_rss_mb']} MB (load {done['load_before']} before, "
-        f"{done['load_after']} after). The partial run plus this one, everything but the "
-        f"responses' embeddings: {both} s wall (target {TARGET_MINUTES * 60} s; both include "
-        "the other local-model rules' time), largest process "
-        f"{max(partial['largest_process_rss_mb'], done['largest_process_rss_mb'])} MB "
-        f"(target {TARGET_GB * 1024} MB).",
+        f"The rules left out, from their benchmark files, summed one after another: {summed} s "
+        f"wall. The partial run's wall time plus that sum, everything but the responses' "
+        f"embeddings: {round(partial['total_wall_s'] + summed, 1)} s (target "
+        f"{TARGET_MINUTES * 60} s; it includes the other local-model rules' time); largest "
+        f"process over both {largest} MB (target {TARGET_GB * 1024} MB). The last invocation "
+        f"took {done['last_run_wall_s']} s wall (load {done['load_before']} before, "
+        f"{done['load_after']} after).",
         "",
-        "| rule (completion run) | jobs | wall s | CPU s | peak RSS MB |",
+        "| rule left out | jobs | wall s | CPU s | peak RSS MB |",
         "|---|---|---|---|---|",
     ]
     lines += [
@@ -695,7 +693,7 @@ def main() -> None:
             runs[str(k)] = run_scale(copy, k, args.cores, omit=k in args.omit_at)
             publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
     for k in args.complete_at:
-        runs[str(k)]["completion"] = complete_scale(k, args.cores)
+        runs[str(k)]["completion"] = complete_scale(k, args.cores, runs[str(k)])
         publish(args, runs, slurm)
     for k in args.slurm:
         slurm[str(k)] = run_slurm(k, args.slurm_jobs, args.shards, args.slurm_rules)

@@ -14,6 +14,7 @@ caption links to the row.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +28,11 @@ from analysis.provenance import sha256_file, short_sha
 
 #: at most this many config entries per row; the rest is summarised by the subtree's hash
 MAX_CONFIG_ENTRIES = 10
+#: a rule with more input files than this (a scaled-up world's thousands of annotation files,
+#: which would overflow TeX's line buffer) shows its first MAX_INPUTS_SHOWN and the sha256 of
+#: the whole list; a study-sized world's rules list every file
+MAX_INPUT_ENTRIES = 60
+MAX_INPUTS_SHOWN = 10
 #: figure formats, in order of preference for the PDF
 FIGURE_FORMATS = (".pdf", ".png", ".jpg", ".jpeg")
 
@@ -47,9 +53,18 @@ def flatten_config(node: Any, prefix: str = "") -> list[tuple[str, str]]:
 def _inputs_text(inputs: Sequence[Mapping[str, str]]) -> str:
     if not inputs:
         return "none"
-    return "; ".join(
-        f"{texttt(i['path'])}~(\\texttt{{{short_sha(i.get('sha256', ''))}}})" for i in inputs
+    shown = inputs if len(inputs) <= MAX_INPUT_ENTRIES else inputs[:MAX_INPUTS_SHOWN]
+    text = "; ".join(
+        f"{texttt(i['path'])}~(\\texttt{{{short_sha(i.get('sha256', ''))}}})" for i in shown
     )
+    if len(shown) < len(inputs):
+        listed = json.dumps([[i["path"], i.get("sha256", "")] for i in inputs]).encode()
+        digest = short_sha(hashlib.sha256(listed).hexdigest())
+        text += (
+            f"; \\ldots\\ ({len(inputs) - len(shown):,d} more, each with its sha256 in the "
+            f"record) [sha256 of the list \\texttt{{{digest}}}]"
+        )
+    return text
 
 
 def _config_text(rec: Mapping[str, Any]) -> str:

@@ -207,3 +207,18 @@ def test_verify_rebuilds_in_a_fresh_copy_and_reports_changed_numbers(
     (repo / "data" / "value.txt").write_text("2.0")
     diff = verify("demo", repo, cores=1, resolve_data_root=False)
     assert diff.changed == {"k.x": {"value": (1.0, 2.0), "display": ("1.00", "2.00")}}
+
+
+def test_a_rule_with_thousands_of_inputs_shows_the_first_and_a_digest_of_the_list() -> None:
+    """A scaled-up world's annotation files would overflow TeX's line buffer in one row."""
+    from analysis.paper.provenance import MAX_INPUT_ENTRIES, MAX_INPUTS_SHOWN, block_header
+
+    many = [{"path": f"annotations/r{i:04d}.jsonl", "sha256": f"{i:064x}"} for i in range(5000)]
+    row = block_header("prov:x", {"rule": "canonical_tables", "inputs": many})
+    assert len(row) < 5000  # not 5,000 paths
+    assert row.count("annotations/") == MAX_INPUTS_SHOWN
+    assert f"{5000 - MAX_INPUTS_SHOWN:,d} more" in row and "sha256 of the list" in row
+    other = block_header("prov:x", {"rule": "canonical_tables", "inputs": many[::-1]})
+    assert other != row  # the digest is of the list: a different list, a different digest
+    few = many[:MAX_INPUT_ENTRIES]  # a study-sized rule lists every file
+    assert block_header("prov:x", {"rule": "r", "inputs": few}).count("annotations/") == len(few)
