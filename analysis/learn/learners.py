@@ -12,7 +12,7 @@ ordinal model (one logistic regression per cut ``rating > k``, Frank & Hall 2001
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,6 +269,36 @@ def _warm_started(model: Any, previous: Any) -> Any:
     return model
 
 
+def _grid_fits(
+    factory: Callable[[float | None], Any],
+    candidates: Sequence[float | None],
+    X: np.ndarray,
+    y: np.ndarray,
+) -> Iterator[tuple[float | None, Any]]:
+    """``(value, model fit on X, y)`` for each grid value in order, warm-started along the grid.
+
+    A pipeline's steps before the estimator (the standardization) do not depend on the
+    regularization, so they are fit and applied once and every value's pipeline shares them;
+    only the estimator is fit per value, exactly as ``Pipeline.fit`` would fit it on the same
+    transformed rows. At 100 times the study, refitting the scaler for each value of the grid
+    took a third of the relevance classifier's time.
+    """
+    previous: Any = None
+    shared: tuple[list[tuple[str, Any]], np.ndarray] | None = None
+    for param in candidates:
+        model = _warm_started(factory(param), previous)
+        if isinstance(model, Pipeline) and len(model.steps) > 1:
+            if shared is None:
+                head = Pipeline(model.steps[:-1])
+                shared = (model.steps[:-1], head.fit_transform(X, y))
+            model.steps[:-1] = shared[0]
+            model[-1].fit(shared[1], y)
+        else:
+            model.fit(X, y)
+        previous = model
+        yield param, model
+
+
 def fit_fold_classifier(
     factory: Callable[[float | None], Pipeline],
     grid: Sequence[float] | None,
@@ -298,16 +328,13 @@ def fit_fold_classifier(
         return FoldFit(model, param, threshold, "training")
     X_val = X[val]
     best: tuple[float, Pipeline, float | None] | None = None
-    previous: Pipeline | None = None
-    for param in candidates:
-        model = _warm_started(factory(param), previous).fit(X_train, y_train)
-        model[-1].set_params(warm_start=False)  # a refit of the kept model starts afresh
-        previous = model
+    for param, model in _grid_fits(factory, candidates, X_train, y_train):
         auc = roc_auc_score(y[val], positive_score(model, X_val))
         if best is None or auc > best[0]:
             best = (auc, model, param)
     assert best is not None
     _, model, param = best
+    model[-1].set_params(warm_start=False)  # a refit of the kept model starts afresh
     threshold = best_f1_threshold(y[val], positive_score(model, X[val]))
     return FoldFit(model, param, threshold, "validation")
 
@@ -378,10 +405,8 @@ def fit_fold_regressor(
     if len(candidates) > 1 and len(val) > 2 and np.ptp(y[val]) > 0:
         best = -np.inf
         X_train, y_train = X[train], fit_target(y[train])
-        previous = None
-        for cand in candidates:
-            model = _warm_started(factory(cand), previous).fit(X_train, y_train)
-            previous = fitted[cand] = model
+        for cand, model in _grid_fits(factory, candidates, X_train, y_train):
+            fitted[cand] = model
             pred = model.predict(X[val])
             rho = spearmanr(pred, y[val]).statistic if np.ptp(pred) > 0 else -np.inf
             if rho > best:

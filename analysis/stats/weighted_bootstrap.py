@@ -240,13 +240,30 @@ def choose_unit(
     return "item", np.arange(len(frame)).astype(str)
 
 
-def _evaluate_chunks(
-    stat: Statistic, counts: np.ndarray, codes: np.ndarray, chunk: int
-) -> np.ndarray:
+#: cells (resamples x rows) of one chunk of row weights that a statistic gets at a time
+_MAX_WEIGHT_CELLS = 2_000_000
+
+
+def resamples_per_chunk(n_rows: int) -> int:
+    """How many resamples' row weights one call of a statistic gets: at most 200, and at most
+    ``_MAX_WEIGHT_CELLS`` weights in all.
+
+    Why bounded by cells: a statistic makes several arrays of the chunk's shape (Kendall's
+    merge sort gathers, cumulative sums and products at every level). At the study's size
+    200 resamples are a few MB; at 100 times its ratings they were hundreds of MB per array,
+    far out of the CPU caches, and the same Kendall bootstrap ran twice as long as in chunks
+    of about 20. Each resample's value is computed on its own, so the chunking never changes
+    a result.
+    """
+    return max(1, min(200, _MAX_WEIGHT_CELLS // max(n_rows, 1)))
+
+
+def _evaluate_chunks(stat: Statistic, counts: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """``stat`` on the row weights of every row of ``counts`` (resamples x clusters)."""
     if isinstance(stat, WeightedSums):
         sums = cluster_membership(codes, counts.shape[1]) @ stat.columns
         return stat.finish(counts.astype(np.float64) @ sums)
+    chunk = resamples_per_chunk(len(codes))
     parts = [
         stat(counts[s : s + chunk][:, codes].astype(np.float64))
         for s in range(0, len(counts), chunk)
@@ -263,7 +280,6 @@ def bootstrap(
     seed: int,
     level: float = 0.95,
     method: str = "percentile",
-    chunk: int = 200,
 ) -> Interval | None:
     """Point estimate and cluster-bootstrap CI of ``stat``; ``None`` when it is undefined.
 
@@ -286,12 +302,12 @@ def bootstrap(
     _, codes = np.unique(clusters, return_inverse=True)
     n_clusters = int(codes.max()) + 1
     counts = resample_counts(n_clusters, n_boot, seed)
-    boot = _evaluate_chunks(stat, counts, codes, chunk)
+    boot = _evaluate_chunks(stat, counts, codes)
     # the leave-one-cluster-out jackknife is G x n weights (G clusters, n rows): it grows as
     # the square of the study's size and only BCa reads it, so percentile intervals skip it
     jack = None
     if n_clusters > 1 and method == "bca":
-        jack = _evaluate_chunks(stat, 1 - np.eye(n_clusters, dtype=np.int64), codes, chunk)
+        jack = _evaluate_chunks(stat, 1 - np.eye(n_clusters, dtype=np.int64), codes)
     result = BootstrapResult(
         estimate=np.asarray(theta),
         replicates=boot,

@@ -14,9 +14,11 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from analysis.stats import weighted_bootstrap
 from analysis.stats.weighted_bootstrap import (
     bootstrap,
     choose_unit,
+    resamples_per_chunk,
     weighted_auroc,
     weighted_difference,
     weighted_kappa,
@@ -171,3 +173,31 @@ def test_sums_statistics_resample_on_clusters_bit_for_bit_as_on_rows(
                 fast.resamples.replicates, slow.resamples.replicates, equal_nan=True
             ), name
             assert (fast.value, fast.low, fast.high) == (slow.value, slow.low, slow.high), name
+
+
+def test_chunks_are_bounded_by_cells_and_never_change_a_replicate(
+    data: dict[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large data get fewer resamples per call (cache-sized arrays); the replicates and the
+    interval are the same bits whatever the chunk."""
+    assert resamples_per_chunk(1_000) == 200
+    assert resamples_per_chunk(110_000) == 18
+    assert resamples_per_chunk(10**8) == 1
+    y, s, rating = data["y"], data["score"], data["rating"]
+    clusters = np.arange(len(y)) // 3
+    stats = {
+        "kendall": lambda: weighted_kendall(s, rating),
+        "spearman": lambda: weighted_spearman(s, rating),
+        "auroc": lambda: weighted_auroc(y, s),
+    }
+    for name, make in stats.items():
+        whole = bootstrap(make(), clusters, unit="user", n_boot=300, seed=8, method="bca")
+        monkeypatch.setattr(weighted_bootstrap, "_MAX_WEIGHT_CELLS", 7 * len(y))
+        assert resamples_per_chunk(len(y)) == 7
+        small = bootstrap(make(), clusters, unit="user", n_boot=300, seed=8, method="bca")
+        monkeypatch.undo()
+        assert whole is not None and small is not None and whole.resamples is not None
+        assert small.resamples is not None
+        assert np.array_equal(whole.resamples.replicates, small.resamples.replicates), name
+        assert np.array_equal(whole.resamples.jackknife, small.resamples.jackknife), name
+        assert (whole.value, whole.low, whole.high) == (small.value, small.low, small.high), name
