@@ -43,6 +43,13 @@ left out. Only missing outputs run (``--rerun-triggers mtime input``: the partia
 outputs are kept even where the code hash changed since). Each rule it ran is measured from
 its benchmark file and the run as a whole like any row; the result is kept with the partial
 row and shown beside it.
+``--keep-omitted`` (with ``--rerun K --omit-at K``) reruns scale K in that copy rather than a
+fresh one, its code refreshed, and keeps what the partial run omits (the responses' embeddings
+of an earlier completion, with their benchmark file): set aside before the run, put back
+after it when the inputs it wrote are byte-identical (sha256) to those they were computed
+from, and discarded otherwise. ``--complete-at K`` then runs only the rules left out (a dry
+run first: it stops rather than compute embeddings again). So a change to the non-model
+rules is measured at K = 100 without hours of MiniLM.
 With ``--local-from-results`` the rows already in ``results.json`` are kept and only the
 scales of ``--scales`` that have no row (and are not ``--not-run``) or are listed in
 ``--rerun`` are run.
@@ -51,6 +58,7 @@ scales of ``--scales`` that have no row (and are not ``--not-run``) or are liste
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -69,9 +77,11 @@ import psutil
 import pyarrow.parquet as pq
 from results_io import RESULTS, update_readme, update_results
 from rule_table import rule_table
-from workflow_bench import REPO_ROOT, fresh_copy, snakemake, source_files
+from workflow_bench import REPO_ROOT, fresh_copy, jobs_run, snakemake, source_files
 
 WORK = REPO_ROOT / "benchmarks" / ".work"
+#: where ``--keep-omitted`` holds a scale's omitted outputs during its partial run
+KEPT = WORK / "kept-omitted"
 #: rules whose work does not depend on the data's size: their time is a job's start-up
 CONSTANT_RULES = ("resolved_config", "software_environment", "dataset_description")
 #: rules that run a local model over texts, timed apart (texts/s), outside the time target
@@ -92,6 +102,17 @@ SLURM_FLAGS = (
 #: "Job 1 has been submitted with SLURM jobid 7 (log: .../slurm_logs/rule_x/7.log)."
 #: targets ``--omit-at`` leaves out, with everything downstream (``{name}``: the dataset)
 OMIT_FROM = ("results/{name}/embeddings/responses.parquet",)
+#: each omitted output, its inputs (workflow/rules/stage1.smk EMBEDDING_INPUTS) and the files
+#: kept with it by ``--keep-omitted`` (its benchmark file, read by ``--complete-at``, and log)
+OMITTED_WITH = {
+    "results/{name}/embeddings/responses.parquet": (
+        ("results/{name}/stage3/responses.parquet",),
+        (
+            "logs/{name}/benchmarks/text_embeddings.responses.tsv",
+            "logs/{name}/text_embeddings.responses.log",
+        ),
+    )
+}
 SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: \S+?/rule_(\w+)/")
 
 
@@ -147,6 +168,64 @@ def texts_of(results: Path, rule: str) -> int:
     if rule == "text_embeddings":
         return sum(pq.read_metadata(p).num_rows for p in (results / "embeddings").glob("*.parquet"))
     return rows_of(results / "tables", ("responses",))
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def set_aside_omitted(copy: Path, k: int) -> dict[str, dict]:
+    """Move scale K's omitted outputs (and their benchmark files and logs) out of the copy.
+
+    A partial run does not make them, but it deletes the dataset's results first; for
+    ``--keep-omitted``. Returns, per output set aside, the sha256 of each of its inputs now
+    and the files moved.
+    """
+    name = f"sim-scale-{k}"
+    kept: dict[str, dict] = {}
+    for output, (inputs, extras) in OMITTED_WITH.items():
+        out = output.format(name=name)
+        if not (copy / out).is_file():
+            continue
+        candidates = (out, *(e.format(name=name) for e in extras))
+        files = [rel for rel in candidates if (copy / rel).is_file()]
+        kept[out] = {
+            "inputs": {i.format(name=name): sha256_of(copy / i.format(name=name)) for i in inputs},
+            "files": files,
+        }
+        for rel in files:
+            (KEPT / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(copy / rel, KEPT / rel)
+    return kept
+
+
+def restore_omitted(copy: Path, kept: dict[str, dict]) -> list[str]:
+    """Put back each output set aside whose inputs the partial run wrote again byte-identical.
+
+    Its mtime is set to now, so Snakemake sees it as newer than those inputs (the same bytes
+    went in). An output whose inputs changed is discarded, and the completion computes it
+    again. Returns the outputs put back.
+    """
+    back = []
+    for out, held in kept.items():
+        same = all(
+            (copy / i).is_file() and sha256_of(copy / i) == digest
+            for i, digest in held["inputs"].items()
+        )
+        for rel in held["files"]:
+            if same:
+                shutil.move(KEPT / rel, copy / rel)
+            else:
+                (KEPT / rel).unlink()
+        if same:
+            os.utime(copy / out)
+            back.append(out)
+    return back
 
 
 def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
@@ -210,26 +289,42 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
     }
 
 
+def refreshed_copy() -> Path:
+    """The scale copy with today's code; its results, logs, Snakemake metadata and worlds stay."""
+    copy = WORK / "scale-copy"
+    for rel in source_files():
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO_ROOT / rel, copy / rel)
+    return copy
+
+
 def complete_scale(k: int, cores: int, partial: dict) -> dict:
     """Run what the partial scale-K run in the scale copy left out, and measure it.
 
     The rules left out are measured from their benchmark files, whichever invocation ran them
     (a run that failed part-way and was resumed keeps its finished rules' files).
     """
-    copy = WORK / "scale-copy"
-    for rel in source_files():  # today's code; results, logs and the world stay
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO_ROOT / rel, copy / rel)
+    copy = refreshed_copy()
     world, _ = world_for(k)
     name = f"sim-scale-{k}"
     bench = copy / "logs" / name / "benchmarks"
     profile = ("--workflow-profile", "workflow/profiles/default", "--cores", str(cores))
     config = ("--config", f"overrides={overrides(world, k)}")
     embeddings = copy / "results" / name / "embeddings" / "responses.parquet"
+    kept = embeddings.exists() and str(embeddings.relative_to(copy)) in partial.get(
+        "kept_omitted", []
+    )
     if not embeddings.exists():  # its own job first: timed apart, outside the target
         snakemake(copy, *profile, str(embeddings.relative_to(copy)), *config)
+    triggers = ("--rerun-triggers", "mtime", "input")
+    planned = jobs_run(snakemake(copy, *profile, *triggers, "-n", *config).stdout)
+    if "text_embeddings" in planned:
+        raise RuntimeError(
+            f"the completion of K = {k} would compute embeddings again ({planned}); the left-out "
+            "rules' time would include a local-model job"
+        )
     load = os.getloadavg()
-    run = snakemake(copy, *profile, "--rerun-triggers", "mtime", "input", *config)
+    run = snakemake(copy, *profile, *triggers, *config)
     table = rule_table(bench)
     left_out = table.loc[[r for r in table.index if r not in partial["rules"]]]
     embedded = pd.read_csv(bench / "text_embeddings.responses.tsv", sep="\t").iloc[0]
@@ -245,6 +340,7 @@ def complete_scale(k: int, cores: int, partial: dict) -> dict:
             for rule, row in left_out.iterrows()
         },
         "responses_embeddings": {
+            "kept": bool(kept),
             "texts": int(texts),
             "wall_s": round(float(embedded["s"]), 1),
             "cpu_s": round(float(embedded["cpu_time"]), 1),
@@ -622,18 +718,29 @@ def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
     e = done["responses_embeddings"]
     rest = {r: v for r, v in done["rules"].items() if r not in MODEL_RULES}
     summed = round(sum(v["wall_s"] for v in rest.values()), 1)
+    non_model_partial = sum(
+        v["wall_s"] for rule, v in partial["rules"].items() if rule not in MODEL_RULES
+    )
     largest = max([partial["largest_process_rss_mb"], *(v["max_rss_mb"] for v in rest.values())])
     lines = [
         "",
         f"**K = {key} completed** in the same copy (`{done['command']}`, code refreshed; only "
-        "missing outputs ran). The responses' MiniLM embeddings, a job of their own first "
-        f"(local model, outside the target): {e['texts']} texts in {e['wall_s']} s wall, "
+        "missing outputs ran). The responses' MiniLM embeddings, a job of their own "
+        + (
+            "(kept from an earlier completion: the partial run wrote their input again "
+            "byte-identical; their figures are that job's) "
+            if e.get("kept")
+            else "first "
+        )
+        + f"(local model, outside the target): {e['texts']} texts in {e['wall_s']} s wall, "
         f"{e['cpu_s']} CPU s ({e['texts_per_s']} texts/s), peak RSS {e['max_rss_mb']} MB. "
         f"The rules left out, from their benchmark files, summed one after another: {summed} s "
         f"wall. The partial run's wall time plus that sum, everything but the responses' "
         f"embeddings: {round(partial['total_wall_s'] + summed, 1)} s (target "
         f"{TARGET_MINUTES * 60} s; it includes the other local-model rules' time); largest "
-        f"process over both {largest} MB (target {TARGET_GB * 1024} MB). The last invocation "
+        f"process over both {largest} MB (target {TARGET_GB * 1024} MB). Every rule but the "
+        "local-model ones, their wall times summed one after another (no two jobs at once): "
+        f"{round(non_model_partial + summed, 1)} s. The last invocation "
         f"took {done['last_run_wall_s']} s wall (load {done['load_before']} before, "
         f"{done['load_after']} after).",
         "",
@@ -677,6 +784,12 @@ def main() -> None:
     parser.add_argument(
         "--complete-at", type=int, nargs="*", default=[], help="finish a partial run in the copy"
     )
+    parser.add_argument(
+        "--keep-omitted",
+        action="store_true",
+        help="rerun in the existing copy (code refreshed), keeping an --omit-at scale's omitted "
+        "outputs where the run writes their inputs again byte-identical",
+    )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
     previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
@@ -688,9 +801,13 @@ def main() -> None:
         k for k in args.scales if k not in args.not_run and (str(k) not in runs or k in args.rerun)
     ]
     if to_run:
-        copy = fresh_copy(WORK / "scale-copy")
+        copy = refreshed_copy() if args.keep_omitted else fresh_copy(WORK / "scale-copy")
         for k in to_run:
-            runs[str(k)] = run_scale(copy, k, args.cores, omit=k in args.omit_at)
+            omit = k in args.omit_at
+            held = set_aside_omitted(copy, k) if omit and args.keep_omitted else {}
+            runs[str(k)] = run_scale(copy, k, args.cores, omit=omit)
+            if held:
+                runs[str(k)]["kept_omitted"] = restore_omitted(copy, held)
             publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
     for k in args.complete_at:
         runs[str(k)]["completion"] = complete_scale(k, args.cores, runs[str(k)])
