@@ -31,6 +31,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
+from analysis.learn.parallel_fits import run_fits
 from analysis.learn.splits import Fold
 from analysis.settings import GradientBoostingConfig
 
@@ -382,9 +383,22 @@ def cross_fit_classifier(
     X: np.ndarray,
     y: np.ndarray,
     folds: Iterable[Fold],
+    threads: int = 1,
 ) -> CrossFit:
-    """:func:`fit_fold_classifier` on every fold; its test rows scored and cut at its threshold."""
+    """:func:`fit_fold_classifier` on every fold; its test rows scored and cut at its threshold.
+
+    The folds are fit on up to ``threads`` threads (:func:`run_fits`: the same bytes with any
+    number).
+    """
     X = classifier_input(X)  # once, not once per fold and C
+    folds = list(folds)
+    fits = run_fits(
+        [
+            lambda fold=fold: fit_fold_classifier(factory, grid, X, y, fold.train, fold.val)
+            for fold in folds
+        ],
+        threads,
+    )
     score = np.full(len(y), np.nan)
     predicted = np.zeros(len(y), dtype=bool)
     fold_of = np.full(len(y), -1)
@@ -392,8 +406,7 @@ def cross_fit_classifier(
     params: list[float | None] = []
     sources: list[str] = []
     model: Pipeline | None = None
-    for fold in folds:
-        fit = fit_fold_classifier(factory, grid, X, y, fold.train, fold.val)
+    for fold, fit in zip(folds, fits, strict=True):
         model, threshold = fit.model, fit.threshold
         assert threshold is not None
         test_score = positive_score(model, X[fold.test])

@@ -68,7 +68,11 @@ def _publish(
 
 
 def run_attribute_verifier(
-    inputs: Mapping[str, str], outputs: Mapping[str, str], cfg: Mapping[str, Any], rule: str
+    inputs: Mapping[str, str],
+    outputs: Mapping[str, str],
+    cfg: Mapping[str, Any],
+    rule: str,
+    threads: int = 1,
 ) -> list[Record]:
     """Rule ``attribute_verifier``: inputs attributes, conversations, judgments, embeddings."""
     s: Settings = settings_from_params(cfg)
@@ -84,6 +88,7 @@ def run_attribute_verifier(
         _embeddings(inputs["reason_embeddings"], "reasons"),
         s.learn,
         seed,
+        threads,
     )
     where = {"inputs": inputs, "outputs": outputs, "cfg": cfg, "rule": rule}
     if result is None:
@@ -106,7 +111,11 @@ def run_attribute_verifier(
 
 
 def run_relevance_classifier(
-    inputs: Mapping[str, str], outputs: Mapping[str, str], cfg: Mapping[str, Any], rule: str
+    inputs: Mapping[str, str],
+    outputs: Mapping[str, str],
+    cfg: Mapping[str, Any],
+    rule: str,
+    threads: int = 1,
 ) -> list[Record]:
     """Rule ``relevance_classifier``: one classifier per configured round with labels."""
     s = settings_from_params(cfg)
@@ -123,6 +132,7 @@ def run_relevance_classifier(
         classifier_set,
         s.learn,
         seed,
+        threads,
     )
     bundle = {
         "trained": bool(results),
@@ -154,7 +164,11 @@ def run_relevance_classifier(
 
 
 def run_reward_models(
-    inputs: Mapping[str, str], outputs: Mapping[str, str], cfg: Mapping[str, Any], rule: str
+    inputs: Mapping[str, str],
+    outputs: Mapping[str, str],
+    cfg: Mapping[str, Any],
+    rule: str,
+    threads: int = 1,
 ) -> list[Record]:
     """Rule ``reward_models``: every configured variant, judges and the human ceiling."""
     s = settings_from_params(cfg)
@@ -168,6 +182,7 @@ def run_reward_models(
         _embeddings(inputs["prompt_embeddings"], "prompts"),
         s.learn,
         seed,
+        threads,
     )
     where = {"inputs": inputs, "outputs": outputs, "cfg": cfg, "rule": rule}
     if result is None:

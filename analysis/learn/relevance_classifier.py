@@ -23,6 +23,7 @@ from sklearn.pipeline import Pipeline
 
 from analysis.learn.features import Embeddings, FeatureError, relevance_features
 from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
+from analysis.learn.parallel_fits import run_fits
 from analysis.learn.splits import Fold, given_split, grouped_folds
 from analysis.settings import LearnConfig
 
@@ -156,8 +157,12 @@ def train_relevance_classifier(
     round_: str,
     learn: LearnConfig,
     seed: int,
+    threads: int = 1,
 ) -> RelevanceResult | None:
-    """Train and evaluate on one round; ``None`` when it lacks enough human-majority labels."""
+    """Train and evaluate on one round; ``None`` when it lacks enough human-majority labels.
+
+    The folds are fit on up to ``threads`` threads (the same bytes with any number).
+    """
     cfg = learn.relevance
     labels = human_majority(votes, round_)
     if len(labels) < learn.min_examples or labels["label"].nunique() < 2:
@@ -179,11 +184,10 @@ def train_relevance_classifier(
     factory, grid = classifier_factory(
         cfg.learner, cfg.C_grid, cfg.class_weight, learn.gradient_boosting, seed
     )
-    cv = cross_fit_classifier(factory, grid, X, y, folds)
+    cv = cross_fit_classifier(factory, grid, X, y, folds, threads)
     final = cv.last_model
     if mode == "grouped_cv":  # the shipped model sees every prompt; its cut is the folds' median
-        final = factory(most_common(cv.params))
-        final.fit(X, y)
+        final = run_fits([lambda: factory(most_common(cv.params)).fit(X, y)])[0]
     assert final is not None
     split = np.full(len(y), "cv", dtype=object)
     if mode == "given_split":
@@ -217,6 +221,7 @@ def train_relevance_rounds(
     classifier_set: pd.DataFrame | None,
     learn: LearnConfig,
     seed: int,
+    threads: int = 1,
 ) -> list[RelevanceResult]:
     """One result per configured round that has the labels (rounds are never pooled)."""
     results = []
@@ -232,6 +237,7 @@ def train_relevance_rounds(
             round_,
             learn,
             seed,
+            threads,
         )
         if res is not None:
             results.append(res)

@@ -28,13 +28,15 @@ import pandas as pd
 
 from analysis.learn.features import Embeddings, FeatureError, reward_features
 from analysis.learn.learners import (
+    FoldFit,
     OrdinalThresholds,
     PairwiseRanker,
     fit_fold_regressor,
     make_regressor,
     most_common,
 )
-from analysis.learn.splits import grouped_folds
+from analysis.learn.parallel_fits import run_fits
+from analysis.learn.splits import Fold, grouped_folds
 from analysis.settings import LearnConfig
 
 log = logging.getLogger(__name__)
@@ -203,8 +205,13 @@ def train_reward_models(
     prompt_embeddings: Embeddings | None,
     learn: LearnConfig,
     seed: int,
+    threads: int = 1,
 ) -> RewardResult | None:
-    """Cross-validate every configured variant grouped by user; ``None`` without human ratings."""
+    """Cross-validate every configured variant grouped by user; ``None`` without human ratings.
+
+    The folds' and the variants' fits run on up to ``threads`` threads (:func:`run_fits`: the
+    same bytes with any number).
+    """
     cfg = learn.reward
     for v in cfg.variants:
         if v not in VARIANTS:
@@ -233,19 +240,26 @@ def train_reward_models(
     scores = {v: np.full(len(y), np.nan) for v in cfg.variants}
     chosen: dict[str, list[float | None]] = {v: [] for v in cfg.variants}
     fold_of = np.full(len(y), -1)
-    for fold in grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed):
-        for v in cfg.variants:
-            factory, grid = _variant_factory(v, learn, seed)
-            target = np.round if v == "ordinal" else (lambda t: t)
-            fit = fit_fold_regressor(factory, grid, X, y, fold.train, fold.val, target)
-            scores[v][fold.test] = fit.model.predict(X[fold.test])
-            chosen[v].append(fit.param)
+    folds = list(grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed))
+
+    def fold_fit(fold: Fold, v: str) -> FoldFit:
+        factory, grid = _variant_factory(v, learn, seed)
+        target = np.round if v == "ordinal" else (lambda t: t)
+        return fit_fold_regressor(factory, grid, X, y, fold.train, fold.val, target)
+
+    tasks = [(fold, v) for fold in folds for v in cfg.variants]
+    fits = run_fits([lambda f=f, v=v: fold_fit(f, v) for f, v in tasks], threads)
+    for (fold, v), fit in zip(tasks, fits, strict=True):
+        scores[v][fold.test] = fit.model.predict(X[fold.test])
+        chosen[v].append(fit.param)
         fold_of[fold.test] = fold.index
-    models = {}
-    for v in cfg.variants:
+
+    def full_fit(v: str) -> Any:
         factory, _ = _variant_factory(v, learn, seed)
-        target = np.round(y) if v == "ordinal" else y
-        models[v] = factory(most_common(chosen[v])).fit(X, target)
+        return factory(most_common(chosen[v])).fit(X, np.round(y) if v == "ordinal" else y)
+
+    full = run_fits([lambda v=v: full_fit(v) for v in cfg.variants], threads)
+    models = dict(zip(cfg.variants, full, strict=True))
     predictions = examples.assign(fold=fold_of, **{f"score_{v}": s for v, s in scores.items()})
     return RewardResult(
         round=round_,

@@ -24,6 +24,7 @@ from sklearn.pipeline import Pipeline
 
 from analysis.learn.features import Embeddings, FeatureError, verifier_features
 from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
+from analysis.learn.parallel_fits import run_fits
 from analysis.learn.splits import grouped_folds
 from analysis.settings import LearnConfig
 
@@ -126,8 +127,12 @@ def train_verifier(
     reason_embeddings: Embeddings | None,
     learn: LearnConfig,
     seed: int,
+    threads: int = 1,
 ) -> VerifierResult | None:
-    """Cross-validate the verifier grouped by user; ``None`` when no round has enough labels."""
+    """Cross-validate the verifier grouped by user; ``None`` when no round has enough labels.
+
+    The folds are fit on up to ``threads`` threads (the same bytes with any number).
+    """
     cfg = learn.verifier
     round_ = choose_round(judgments, list(cfg.rounds), learn.min_examples)
     if round_ is None:
@@ -158,9 +163,8 @@ def train_verifier(
         cfg.learner, cfg.C_grid, cfg.class_weight, learn.gradient_boosting, seed
     )
     folds = grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed)
-    cv = cross_fit_classifier(factory, grid, X, y, folds)
-    final = factory(most_common(cv.params))
-    final.fit(X, y)
+    cv = cross_fit_classifier(factory, grid, X, y, folds, threads)
+    final = run_fits([lambda: factory(most_common(cv.params)).fit(X, y)])[0]
     predictions = acc.assign(
         fold=cv.fold_of, p_unsupported=cv.score, flagged=cv.predicted, kept=~cv.predicted
     ).reset_index(drop=True)

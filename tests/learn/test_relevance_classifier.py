@@ -23,6 +23,7 @@ def run(
     learn: LearnConfig,
     round_: str = "final",
     classifier_set: pd.DataFrame | None = None,
+    threads: int = 1,
 ) -> RelevanceResult | None:
     return train_relevance_classifier(
         world["votes"],
@@ -35,6 +36,7 @@ def run(
         round_,
         learn,
         11,
+        threads,
     )
 
 
@@ -109,12 +111,13 @@ def test_absent_round_gives_no_result(learn: LearnConfig) -> None:
     assert run(stage2_world(n_prompts=6), learn, round_="pilot") is None
 
 
-def test_deterministic(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsConfig) -> None:
     world = stage2_world(n_prompts=10)
-    a, b = run(world, learn), run(world, learn)
+    learn.relevance.C_grid = [0.03, 0.3]  # a warm-started grid inside each parallel fit
+    a, b = run(world, learn), run(world, learn, threads=2)
     assert a is not None and b is not None
     assert values([a], stats) == values([b], stats)
-    pd.testing.assert_frame_equal(a.predictions, b.predictions)
+    pd.testing.assert_frame_equal(a.predictions, b.predictions, check_exact=True)
 
 
 def test_f1_difference_to_each_zero_shot_model_is_paired(

@@ -17,7 +17,9 @@ from analysis.settings import LearnConfig, StatsConfig
 from tests.learn.synthetic import stage3_world
 
 
-def run(world: dict[str, pd.DataFrame], learn: LearnConfig) -> RewardResult | None:
+def run(
+    world: dict[str, pd.DataFrame], learn: LearnConfig, threads: int = 1
+) -> RewardResult | None:
     return train_reward_models(
         world["ratings"],
         world["responses"],
@@ -27,6 +29,7 @@ def run(world: dict[str, pd.DataFrame], learn: LearnConfig) -> RewardResult | No
         Embeddings.from_frame(world["prompt_embeddings"], "prompts"),
         learn,
         5,
+        threads,
     )
 
 
@@ -112,8 +115,11 @@ def test_rating_out_of_range_is_an_error(learn: LearnConfig) -> None:
         run(world, learn)
 
 
-def test_deterministic(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsConfig) -> None:
     world = stage3_world(n_users=10)
-    a, b = run(world, learn), run(world, learn)
+    learn.reward.C_grid = [0.01, 0.1]  # a warm-started grid inside each parallel fit
+    a, b = run(world, learn), run(world, learn, threads=2)
     assert a is not None and b is not None
+    pd.testing.assert_frame_equal(a.predictions, b.predictions, check_exact=True)
+    assert a.chosen_params == b.chosen_params
     assert records(a, stats) == records(b, stats)

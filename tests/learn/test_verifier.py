@@ -13,7 +13,9 @@ from analysis.settings import LearnConfig, StatsConfig
 from tests.learn.synthetic import stage1_world
 
 
-def run(world: dict[str, pd.DataFrame], learn: LearnConfig, seed: int = 7) -> VerifierResult | None:
+def run(
+    world: dict[str, pd.DataFrame], learn: LearnConfig, seed: int = 7, threads: int = 1
+) -> VerifierResult | None:
     return train_verifier(
         world["attributes"],
         world["judgments"],
@@ -22,6 +24,7 @@ def run(world: dict[str, pd.DataFrame], learn: LearnConfig, seed: int = 7) -> Ve
         Embeddings.from_frame(world["reason_embeddings"], "reasons"),
         learn,
         seed,
+        threads,
     )
 
 
@@ -81,10 +84,11 @@ def test_folds_are_grouped_by_user(learn: LearnConfig) -> None:
     assert (result.predictions["fold"] >= 0).all()
 
 
-def test_deterministic(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsConfig) -> None:
     world = stage1_world(n_users=20)
-    a, b = run(world, learn), run(world, learn)
+    a, b = run(world, learn), run(world, learn, threads=2)
     assert a is not None and b is not None
+    pd.testing.assert_frame_equal(a.predictions, b.predictions, check_exact=True)
     assert verifier_records(a, stats, 7, "logistic", ["user"], 8) == verifier_records(
         b, stats, 7, "logistic", ["user"], 8
     )

@@ -9,5 +9,6 @@ with rule_logging(snakemake) as log:
         dict(snakemake.output.items()),
         snakemake.params.cfg,
         rule=snakemake.rule,
+        threads=snakemake.threads,
     )
     log.info("wrote %d records to %s", len(records), snakemake.output.records)
