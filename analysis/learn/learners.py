@@ -293,6 +293,18 @@ def _warm_started(model: Any, previous: Any) -> Any:
     return model
 
 
+def _transformed_over(head: Pipeline, X: np.ndarray, block: int = 1 << 16) -> np.ndarray:
+    """``head.transform(X)`` written over ``X``, a block of rows at a time, when the head keeps
+    the shape and dtype (standardization does; it is row-wise, so the values are those of one
+    whole transform): the rows exist once, not twice. Otherwise a new array."""
+    probe = head.transform(X[:1])
+    if probe.shape[1] != X.shape[1] or probe.dtype != X.dtype or not X.flags.writeable:
+        return head.transform(X)
+    for start in range(0, len(X), block):
+        X[start : start + block] = head.transform(X[start : start + block])
+    return X
+
+
 def _grid_fits(
     factory: Callable[[float | None], Any],
     candidates: Sequence[float | None],
@@ -306,9 +318,9 @@ def _grid_fits(
     only the estimator is fit per value, exactly as ``Pipeline.fit`` would fit it on the same
     transformed rows. At 100 times the study, refitting the scaler for each value of the grid
     took a third of the relevance classifier's time. Callers pass their own copy of the
-    training rows (``X[train]``, held nowhere else): the transformed rows replace it, so one
-    copy of them is alive per fit, not two (with folds fit side by side, gigabytes at that
-    size).
+    training rows (``X[train]``, held nowhere else): the transformed rows are written over it
+    (:func:`_transformed_over`), so one copy of them is alive per fit, not two (with folds fit
+    side by side, gigabytes at that size).
     """
     previous: Any = None
     rows = X
@@ -318,7 +330,7 @@ def _grid_fits(
         if isinstance(model, Pipeline) and len(model.steps) > 1:
             if head is None:
                 head = model.steps[:-1]
-                rows = Pipeline(head).fit_transform(X, y)
+                rows = _transformed_over(Pipeline(head).fit(X, y), X)
                 del X
             model.steps[:-1] = head
         (model[-1] if head is not None else model).fit(rows, y)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
-from analysis.learn.learners import best_f1_threshold
+from analysis.learn.learners import _transformed_over, best_f1_threshold
 from analysis.learn.splits import LeakError, assert_disjoint, given_split, grouped_folds
 
 
@@ -168,3 +170,12 @@ def test_the_reward_grid_is_warm_started_and_lands_on_the_cold_optimum() -> None
         both = np.sort(np.r_[train, val])
         cold = make(fit.param).fit(X[both], np.round(y[both]))
         np.testing.assert_allclose(fit.model.predict(X), cold.predict(X), atol=2e-3)
+
+
+def test_standardized_rows_are_written_over_the_copy_with_a_whole_transforms_values() -> None:
+    X = np.random.default_rng(3).normal(5.0, 2.0, size=(1000, 7)).astype(np.float32)
+    head = Pipeline([("scale", StandardScaler())]).fit(X)
+    rows = X.copy()
+    out = _transformed_over(head, rows, block=64)
+    assert out is rows
+    assert np.array_equal(out, head.transform(X))
