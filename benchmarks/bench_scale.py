@@ -739,9 +739,13 @@ def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
         f"wall. The partial run's wall time plus that sum, everything but the responses' "
         f"embeddings: {round(partial['total_wall_s'] + summed, 1)} s (target "
         f"{TARGET_MINUTES * 60} s; it includes the other local-model rules' time); largest "
-        f"process over both {largest} MB (target {TARGET_GB * 1024} MB). Every rule but the "
-        "local-model ones, their wall times summed one after another (no two jobs at once): "
-        f"{round(non_model_partial + summed, 1)} s. The last invocation "
+        f"process over both {largest} MB (target {TARGET_GB * 1024} MB: "
+        f"{'met' if largest < TARGET_GB * 1024 else 'not met'}). Every rule but the "
+        "local-model ones, their wall times summed one after another (what that workflow "
+        "takes run job by job, no two at once, Snakemake's own start-up aside): "
+        f"{round(non_model_partial + summed, 1)} s (target {TARGET_MINUTES * 60} s: "
+        f"{'met' if non_model_partial + summed < TARGET_MINUTES * 60 else 'not met'}). The last "
+        "invocation "
         f"took {done['last_run_wall_s']} s wall (load {done['load_before']} before, "
         f"{done['load_after']} after).",
         "",
