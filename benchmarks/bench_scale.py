@@ -58,7 +58,6 @@ scales of ``--scales`` that have no row (and are not ``--not-run``) or are liste
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -77,7 +76,9 @@ import psutil
 import pyarrow.parquet as pq
 from results_io import RESULTS, update_readme, update_results
 from rule_table import rule_table
-from workflow_bench import REPO_ROOT, fresh_copy, jobs_run, snakemake, source_files
+from workflow_bench import REPO_ROOT, copy_sources, fresh_copy, jobs_run, snakemake
+
+from analysis.provenance import sha256_file
 
 WORK = REPO_ROOT / "benchmarks" / ".work"
 #: where ``--keep-omitted`` holds a scale's omitted outputs during its partial run
@@ -170,15 +171,6 @@ def texts_of(results: Path, rule: str) -> int:
     return rows_of(results / "tables", ("responses",))
 
 
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def set_aside_omitted(copy: Path, k: int) -> dict[str, dict]:
     """Move scale K's omitted outputs (and their benchmark files and logs) out of the copy.
 
@@ -194,8 +186,9 @@ def set_aside_omitted(copy: Path, k: int) -> dict[str, dict]:
             continue
         candidates = (out, *(e.format(name=name) for e in extras))
         files = [rel for rel in candidates if (copy / rel).is_file()]
+        rels = [i.format(name=name) for i in inputs]
         kept[out] = {
-            "inputs": {i.format(name=name): sha256_of(copy / i.format(name=name)) for i in inputs},
+            "inputs": {rel: sha256_file(copy / rel) for rel in rels},
             "files": files,
         }
         for rel in files:
@@ -214,7 +207,7 @@ def restore_omitted(copy: Path, kept: dict[str, dict]) -> list[str]:
     back = []
     for out, held in kept.items():
         same = all(
-            (copy / i).is_file() and sha256_of(copy / i) == digest
+            (copy / i).is_file() and sha256_file(copy / i) == digest
             for i, digest in held["inputs"].items()
         )
         for rel in held["files"]:
@@ -290,11 +283,7 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
 
 def refreshed_copy() -> Path:
     """The scale copy with today's code; its results, logs, Snakemake metadata and worlds stay."""
-    copy = WORK / "scale-copy"
-    for rel in source_files():
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO_ROOT / rel, copy / rel)
-    return copy
+    return copy_sources(WORK / "scale-copy")
 
 
 def complete_scale(k: int, cores: int, partial: dict) -> dict:

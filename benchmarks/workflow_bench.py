@@ -42,14 +42,20 @@ def source_files(root: Path = REPO_ROOT) -> list[str]:
     return sorted(f for f in out if (root / f).is_file() and not f.startswith(GENERATED))
 
 
-def fresh_copy(dest: Path) -> Path:
-    """A clean copy of the repository at ``dest`` (replaced if present), ../shared beside it."""
-    if dest.exists():
-        shutil.rmtree(dest)
+def copy_sources(dest: Path) -> Path:
+    """The repository's source files copied into ``dest``, over what is there (outputs stay)."""
     for rel in source_files():
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO_ROOT / rel, target)
+    return dest
+
+
+def fresh_copy(dest: Path) -> Path:
+    """A clean copy of the repository at ``dest`` (replaced if present), ../shared beside it."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    copy_sources(dest)
     shared, link = REPO_ROOT.parent / "shared", dest.parent / "shared"
     if shared.is_dir() and not link.exists():
         link.symlink_to(shared)
