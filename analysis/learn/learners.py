@@ -32,6 +32,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from analysis.learn.parallel_fits import run_fits
+from analysis.learn.row_block_scaler import RowBlockScaler
 from analysis.learn.splits import Fold
 from analysis.settings import GradientBoostingConfig
 
@@ -57,7 +58,7 @@ def make_classifier(
     if learner == "logistic":
         return make_pipeline(
             FunctionTransformer(classifier_input),
-            StandardScaler(),
+            RowBlockScaler(),
             LogisticRegression(C=C, class_weight=weight, max_iter=5000, random_state=seed),
         )
     if learner == "gradient_boosting":
