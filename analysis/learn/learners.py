@@ -404,18 +404,19 @@ def cross_fit_classifier(
 ) -> CrossFit:
     """:func:`fit_fold_classifier` on every fold; its test rows scored and cut at its threshold.
 
-    The folds are fit on up to ``threads`` threads (:func:`run_fits`: the same bytes with any
-    number).
+    The folds are fit and their test rows scored on up to ``threads`` threads (:func:`run_fits`:
+    the same bytes with any number). Scoring belongs inside the task: outside it BLAS runs at
+    the job's thread count, and a multi-threaded product moved a few held-out scores in their
+    last float32 digit between ``--cores 1`` and ``--cores 2``.
     """
     X = classifier_input(X)  # once, not once per fold and C
     folds = list(folds)
-    fits = run_fits(
-        [
-            lambda fold=fold: fit_fold_classifier(factory, grid, X, y, fold.train, fold.val)
-            for fold in folds
-        ],
-        threads,
-    )
+
+    def fit_and_score(fold: Fold) -> tuple[FoldFit, np.ndarray]:
+        fit = fit_fold_classifier(factory, grid, X, y, fold.train, fold.val)
+        return fit, positive_score(fit.model, X[fold.test])
+
+    fits = run_fits([lambda fold=fold: fit_and_score(fold) for fold in folds], threads)
     score = np.full(len(y), np.nan)
     predicted = np.zeros(len(y), dtype=bool)
     fold_of = np.full(len(y), -1)
@@ -423,10 +424,9 @@ def cross_fit_classifier(
     params: list[float | None] = []
     sources: list[str] = []
     model: Pipeline | None = None
-    for fold, fit in zip(folds, fits, strict=True):
+    for fold, (fit, test_score) in zip(folds, fits, strict=True):
         model, threshold = fit.model, fit.threshold
         assert threshold is not None
-        test_score = positive_score(model, X[fold.test])
         score[fold.test] = test_score
         predicted[fold.test] = test_score >= threshold
         fold_of[fold.test] = fold.index
@@ -467,6 +467,17 @@ def fit_fold_regressor(
     both = np.sort(np.r_[train, val])
     model = _warm_started(factory(param), fitted.get(param)).fit(X[both], fit_target(y[both]))
     return FoldFit(model, param, None, tuned_on)
+
+
+def fit_on_all_rows(
+    factory: Callable[[float | None], Pipeline], cv: CrossFit, X: np.ndarray, y: np.ndarray
+) -> Pipeline:
+    """The shipped model: fit on every row at the regularization most folds chose.
+
+    It runs through :func:`run_fits`, so BLAS and OpenMP are at one thread as in the folds'
+    fits and its bytes do not depend on the rule's thread count either.
+    """
+    return run_fits([lambda: factory(most_common(cv.params)).fit(X, y)])[0]
 
 
 def most_common(values: Sequence[float | None]) -> float | None:

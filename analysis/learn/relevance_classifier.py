@@ -22,8 +22,7 @@ import pandas as pd
 from sklearn.pipeline import Pipeline
 
 from analysis.learn.features import Embeddings, FeatureError, relevance_features
-from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
-from analysis.learn.parallel_fits import run_fits
+from analysis.learn.learners import classifier_factory, cross_fit_classifier, fit_on_all_rows
 from analysis.learn.splits import Fold, given_split, grouped_folds
 from analysis.settings import LearnConfig
 
@@ -187,7 +186,7 @@ def train_relevance_classifier(
     cv = cross_fit_classifier(factory, grid, X, y, folds, threads)
     final = cv.last_model
     if mode == "grouped_cv":  # the shipped model sees every prompt; its cut is the folds' median
-        final = run_fits([lambda: factory(most_common(cv.params)).fit(X, y)])[0]
+        final = fit_on_all_rows(factory, cv, X, y)
     assert final is not None
     split = np.full(len(y), "cv", dtype=object)
     if mode == "given_split":

@@ -242,15 +242,17 @@ def train_reward_models(
     fold_of = np.full(len(y), -1)
     folds = list(grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed))
 
-    def fold_fit(fold: Fold, v: str) -> FoldFit:
+    def fold_fit(fold: Fold, v: str) -> tuple[FoldFit, np.ndarray]:
+        """The fold's fit and its test rows' scores, both under run_fits' one-thread BLAS."""
         factory, grid = _variant_factory(v, learn, seed)
         target = np.round if v == "ordinal" else (lambda t: t)
-        return fit_fold_regressor(factory, grid, X, y, fold.train, fold.val, target)
+        fit = fit_fold_regressor(factory, grid, X, y, fold.train, fold.val, target)
+        return fit, fit.model.predict(X[fold.test])
 
     tasks = [(fold, v) for fold in folds for v in cfg.variants]
     fits = run_fits([lambda f=f, v=v: fold_fit(f, v) for f, v in tasks], threads)
-    for (fold, v), fit in zip(tasks, fits, strict=True):
-        scores[v][fold.test] = fit.model.predict(X[fold.test])
+    for (fold, v), (fit, test_scores) in zip(tasks, fits, strict=True):
+        scores[v][fold.test] = test_scores
         chosen[v].append(fit.param)
         fold_of[fold.test] = fold.index
 

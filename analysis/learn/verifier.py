@@ -23,8 +23,7 @@ import pandas as pd
 from sklearn.pipeline import Pipeline
 
 from analysis.learn.features import Embeddings, FeatureError, verifier_features
-from analysis.learn.learners import classifier_factory, cross_fit_classifier, most_common
-from analysis.learn.parallel_fits import run_fits
+from analysis.learn.learners import classifier_factory, cross_fit_classifier, fit_on_all_rows
 from analysis.learn.splits import grouped_folds
 from analysis.settings import LearnConfig
 
@@ -164,7 +163,7 @@ def train_verifier(
     )
     folds = grouped_folds(groups, learn.n_folds, learn.inner_val_fraction, seed)
     cv = cross_fit_classifier(factory, grid, X, y, folds, threads)
-    final = run_fits([lambda: factory(most_common(cv.params)).fit(X, y)])[0]
+    final = fit_on_all_rows(factory, cv, X, y)
     predictions = acc.assign(
         fold=cv.fold_of, p_unsupported=cv.score, flagged=cv.predicted, kept=~cv.predicted
     ).reset_index(drop=True)

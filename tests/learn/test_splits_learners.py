@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
-from analysis.learn.learners import _transformed_over, best_f1_threshold
-from analysis.learn.splits import LeakError, assert_disjoint, given_split, grouped_folds
+from analysis.learn.learners import (
+    _transformed_over,
+    best_f1_threshold,
+    classifier_factory,
+    cross_fit_classifier,
+)
+from analysis.learn.splits import Fold, LeakError, assert_disjoint, given_split, grouped_folds
+from analysis.settings import LearnConfig
 
 
 def test_grouped_folds_never_leak_and_cover_every_row() -> None:
@@ -179,3 +186,27 @@ def test_standardized_rows_are_written_over_the_copy_with_a_whole_transforms_val
     out = _transformed_over(head, rows, block=64)
     assert out is rows
     assert np.array_equal(out, head.transform(X))
+
+
+def test_held_out_scores_do_not_move_with_the_jobs_blas_threads(learn: LearnConfig) -> None:
+    """Snakemake starts a job with BLAS at the rule's thread count. A product split over two
+    BLAS threads rounds some rows differently (here 803 test rows of 778 features, the size of
+    a relevance-classifier fold), so the folds' test scores are computed inside the fits' own
+    one-thread limits: the same bytes at ``--cores 1`` and ``--cores 2``."""
+    rng = np.random.default_rng(0)
+    n, d = 3 * 803, 778
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    y = X[:, 0] + rng.standard_normal(n) > 0
+    rows = np.arange(n)
+    folds = [
+        Fold(i, train[: len(train) * 4 // 5], train[len(train) * 4 // 5 :], test)
+        for i, (train, test) in enumerate(
+            (np.setdiff1d(rows, part), part) for part in np.array_split(rows, 3)
+        )
+    ]
+    factory, grid = classifier_factory("logistic", [0.1], "none", learn.gradient_boosting, 0)
+    scores = []
+    for blas in (1, 2):
+        with threadpool_limits(limits=blas, user_api="blas"):
+            scores.append(cross_fit_classifier(factory, grid, X, y, folds).score)
+    assert np.array_equal(scores[0], scores[1])
