@@ -50,6 +50,9 @@ after it when the inputs it wrote are byte-identical (sha256) to those they were
 from, and discarded otherwise. ``--complete-at K`` then runs only the rules left out (a dry
 run first: it stops rather than compute embeddings again). So a change to the non-model
 rules is measured at K = 100 without hours of MiniLM.
+``--keep-completion`` (with ``--rerun K --omit-at K``) keeps scale K's earlier completion
+beside the new partial row, labelled as kept: for a change that touches none of the rules the
+completion ran, when the copy no longer holds the responses' embeddings to run them again.
 With ``--local-from-results`` the rows already in ``results.json`` are kept and only the
 scales of ``--scales`` that have no row (and are not ``--not-run``) or are listed in
 ``--rerun`` are run.
@@ -715,7 +718,15 @@ def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
     lines = [
         "",
         f"**K = {key} completed** in the same copy (`{done['command']}`, code refreshed; only "
-        "missing outputs ran). The responses' MiniLM embeddings, a job of their own "
+        "missing outputs ran)"
+        + (
+            ", measured after an earlier partial run and kept beside this one "
+            "(`--keep-completion`: the change measured by this partial run touches none of "
+            "the rules below)"
+            if done.get("kept")
+            else ""
+        )
+        + ". The responses' MiniLM embeddings, a job of their own "
         + (
             "(kept from an earlier completion: the partial run wrote their input again "
             "byte-identical; their figures are that job's) "
@@ -784,6 +795,12 @@ def main() -> None:
         help="rerun in the existing copy (code refreshed), keeping an --omit-at scale's omitted "
         "outputs where the run writes their inputs again byte-identical",
     )
+    parser.add_argument(
+        "--keep-completion",
+        action="store_true",
+        help="with --rerun K: keep K's earlier completion beside the new partial row (for a "
+        "change to none of the rules it ran; the row says it is kept)",
+    )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
     previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
@@ -799,7 +816,10 @@ def main() -> None:
         for k in to_run:
             omit = k in args.omit_at
             held = set_aside_omitted(copy, k) if omit and args.keep_omitted else {}
+            earlier = runs.get(str(k), {}).get("completion")
             runs[str(k)] = run_scale(copy, k, args.cores, omit=omit)
+            if earlier and args.keep_completion:
+                runs[str(k)]["completion"] = {**earlier, "kept": True}
             if held:
                 runs[str(k)]["kept_omitted"] = restore_omitted(copy, held)
             publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
