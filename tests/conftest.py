@@ -153,8 +153,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)
 
 
-#: how the shared bundled build is made (the command of the determinism test's second copy too)
+#: how the shared bundled build is made
 BUNDLED_BUILD_ARGS = ("--cores", "2")
+#: how the determinism test's second copy is made: another core count, so its byte-identical
+#: check also holds the results to not depending on how many cores the build had
+TWIN_BUILD_ARGS = ("--cores", "1")
 
 
 def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

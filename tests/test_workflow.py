@@ -1,6 +1,6 @@
 """The workflow itself: lint-clean, documented rules, reruns exactly what a change touches,
 and a full reproduction on the bundled world that ends in a PDF, byte-identical in a second
-fresh copy at another path."""
+fresh copy at another path built on another number of cores."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import (
-    BUNDLED_BUILD_ARGS,
     BUNDLED_GROUP,
     REPO_ROOT,
+    TWIN_BUILD_ARGS,
     make_workflow_copy,
     run_snakemake,
 )
@@ -134,13 +134,13 @@ def _jobs_in_dry_run(workdir: Path, *args: str) -> set[str]:
 def test_full_bundled_reproduction_is_complete_and_deterministic(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    # The session's shared build (conftest's bundled_build) and a second fresh copy at another
-    # path, built side by side (2 cores shared: a run leaves a core idle in its serial phases).
-    # Their outputs must be byte-identical. The shared build is only read here: the reruns and
-    # the module edit below happen in the twin, which this test owns.
+    # The session's shared build (conftest's bundled_build, --cores 2) and a second fresh copy
+    # at another path on one core (TWIN_BUILD_ARGS), built side by side. Their outputs must be
+    # byte-identical: across runs, paths and core counts. The shared build is only read here:
+    # the reruns and the module edit below happen in the twin, which this test owns.
     twin = make_workflow_copy(tmp_path / "twin" / "repo")
     with ThreadPoolExecutor(max_workers=1) as pool:
-        twin_run = pool.submit(run_snakemake, twin, *BUNDLED_BUILD_ARGS)
+        twin_run = pool.submit(run_snakemake, twin, *TWIN_BUILD_ARGS)
         workflow_copy = request.getfixturevalue("bundled_build")
         twin_run.result()
     pdf = workflow_copy / "paper/build/bundled/paper.pdf"
@@ -171,7 +171,7 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     compared = ("results", "paper/generated", "figures", "paper/build/bundled/paper.pdf")
     first, second = (_tree_digest(copy, compared[:3]) for copy in (workflow_copy, twin))
     changed_files = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
-    assert not changed_files, f"not byte-identical across runs: {changed_files[:20]}"
+    assert not changed_files, f"not byte-identical across runs and cores: {changed_files[:20]}"
     assert pdf.read_bytes() == (twin / compared[3]).read_bytes()
 
     # Nothing left to do: a no-op rerun schedules no job.

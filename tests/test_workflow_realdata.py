@@ -21,12 +21,16 @@ from tests.test_docs_numbers import docs_texts, typed_results
 
 @pytest.fixture(scope="module")
 def real_build(tmp_path_factory: pytest.TempPathFactory, real_data_root: Path) -> Path:
-    """One full build on the real exports, shared by this module's tests."""
+    """One full build on the real exports, shared by this module's tests.
+
+    On one core: under ``make test`` the other core runs the other xdist worker anyway, and
+    MiniLM, most of this build, spends about a tenth less CPU on one thread than on two.
+    """
     workflow_copy = make_workflow_copy(tmp_path_factory.mktemp("real") / "repo")
     run_snakemake(
         workflow_copy,
         "--cores",
-        "2",
+        "1",
         "--config",
         f"overrides=data=annotation_tool data.root={real_data_root}",
     )

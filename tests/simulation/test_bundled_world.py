@@ -22,6 +22,7 @@ from sklearn.metrics import cohen_kappa_score
 from analysis import REPO_ROOT
 from analysis.cli import main as recenter
 from analysis.simulation import DEFAULT_PARAMETERS, WorldParameters, simulate_world, write_world
+from analysis.simulation import write as simulation_write
 from analysis.simulation.calibration import (
     SAMPLING_SD,
     calibrate_default_relevance,
@@ -42,6 +43,10 @@ from analysis.simulation.text import mentions_attribute
 from analysis.simulation.write import CARD_MARKER
 
 COMMITTED = REPO_ROOT / "data" / "raw" / "bundled"
+
+#: one worker runs this module and test_truth.py: writing the default world computes its
+#: population truth (40 more simulated worlds, about 11 s), which each process caches once
+pytestmark = pytest.mark.xdist_group("default_population_truth")
 
 
 def _listing(root: Path) -> list[str]:
@@ -369,7 +374,12 @@ def _bootstrap_group_kappa(files, rng: np.random.Generator, reps: int = 300) -> 
     ids=["low-human-agreement", "high-human-agreement"],
 )
 def test_agreement_levels_are_recovered(
-    tmp_path: Path, hh: float, ll: float, hl: float, structure: dict
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hh: float,
+    ll: float,
+    hl: float,
+    structure: dict,
 ) -> None:
     targets = {"human_yes_rate": 0.2, "llm_yes_rate": 0.5, "kappa_human_human": hh}
     targets |= {"kappa_llm_llm": ll, "kappa_human_llm": hl}
@@ -380,6 +390,8 @@ def test_agreement_levels_are_recovered(
     expected = expected_relevance_statistics(model, shares)
     assert all(abs(expected[k] - targets[k]) < 0.005 for k in RELEVANCE_TARGET_KEYS)
 
+    # the files' stage-2 votes are what is checked; the truth (40 more worlds) has its own tests
+    monkeypatch.setattr(simulation_write, "truth_json", lambda params: "{}\n")
     write_world(simulate_world(small.with_relevance_model(model)), tmp_path)
     files = read_layout(tmp_path)
     measured = stage2_statistics(files)

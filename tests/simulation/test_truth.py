@@ -17,6 +17,10 @@ from analysis import REPO_ROOT
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world
 from analysis.simulation.truth import TRUTH_SEEDS, population_truth, truth_json
 
+#: the default world's truth is cached per process: this module runs on the worker that runs
+#: test_bundled_world.py, which computes it too
+pytestmark = pytest.mark.xdist_group("default_population_truth")
+
 #: seeds of the independent check draw (not the committed world's, not the truth's own)
 CHECK_SEEDS = range(100, 112)
 
