@@ -32,7 +32,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from analysis.learn.parallel_fits import run_fits
-from analysis.learn.row_block_scaler import RowBlockScaler
+from analysis.learn.row_block_scaler import BLOCK_ROWS, RowBlockScaler
 from analysis.learn.splits import Fold
 from analysis.settings import GradientBoostingConfig
 
@@ -294,7 +294,7 @@ def _warm_started(model: Any, previous: Any) -> Any:
     return model
 
 
-def _transformed_over(head: Pipeline, X: np.ndarray, block: int = 1 << 16) -> np.ndarray:
+def _transformed_over(head: Pipeline, X: np.ndarray, block: int = BLOCK_ROWS) -> np.ndarray:
     """``head.transform(X)`` written over ``X``, a block of rows at a time, when the head keeps
     the shape and dtype (standardization does; it is row-wise, so the values are those of one
     whole transform): the rows exist once, not twice. Otherwise a new array."""

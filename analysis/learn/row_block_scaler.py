@@ -18,7 +18,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.preprocessing import StandardScaler
 
-#: rows per block: a block's float64 temporary is then about 200 MB at 780 features
+#: rows per block (the fit's, and learners._transformed_over's when it writes standardized rows
+#: in place): a block's float64 temporary is then about 200 MB at 780 features
 BLOCK_ROWS = 1 << 15
 
 
