@@ -10,10 +10,15 @@
    key lookups, and ``run_calls`` in replay mode for all 100k requests end to end (key
    computation + load + lookup + result objects).
 2. Recording. ``run_calls(mode="record")`` against the fault-free fake OpenAI server (its own
-   process) with a fixed per-request latency, at 1, 8, 32, 128 and 512 concurrent requests.
-   The bound is ``concurrency / latency`` calls per second; the reported fraction is
-   measured / bound. Every call is fsynced before it counts as done (calls that finish
-   together share one fsync), as in a real run.
+   process) with a fixed per-request latency, at 1, 8, 32, 128 and 512 concurrent requests,
+   ``--rounds`` times the concurrency calls each (at least ``--min-calls``): a run's first
+   round opens the connections and waits a whole latency for its first answers, a cost a
+   recording of thousands of calls pays once. The bound is ``concurrency / latency`` calls
+   per second; the reported fraction is measured / bound. Every call is fsynced before it
+   counts as done (calls that finish together share one fsync), as in a real run.
+3. The client's floor: the same requests at 128 in flight through the openai client alone
+   (``client.post`` and the response read, nothing else: no retries, deadline, claims or
+   store). What the official client costs per call bounds what recording can reach.
 
 Wall-clock rates depend on what else runs on the machine: the 1-minute load average is
 recorded at the start and end and beside each recording row. CPU seconds of this process
@@ -203,12 +208,14 @@ def server_process(latency_s: float) -> Iterator[tuple[str, int]]:
         proc.wait(10)
 
 
-def bench_record(latency_s: float, concurrencies: list[int], min_calls: int) -> list[dict]:
+def bench_record(
+    latency_s: float, concurrencies: list[int], rounds: int, min_calls: int
+) -> list[dict]:
     rows = []
     settings = llm_settings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
     with server_process(latency_s) as (base_url, server_pid):
         for conc in concurrencies:
-            n = max(min_calls, 8 * conc)
+            n = max(min_calls, rounds * conc)
             model = ModelSpec(
                 "bench-model", base_url, None, {"temperature": 0.0}, max_concurrency=conc
             )
@@ -282,13 +289,13 @@ def _record_shard(
     out.put(time.process_time() - c0)
 
 
-def bench_record_sharded(latency_s: float, conc: int, processes: int) -> dict:
+def bench_record_sharded(latency_s: float, conc: int, processes: int, rounds: int) -> dict:
     """``conc`` requests in flight split over ``processes`` shard processes, as ``llm.shards``
     splits a step over parallel jobs (each its own event loop and client), one store."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
-    n = 8 * conc
+    n = rounds * conc
     go, out = ctx.Event(), ctx.Queue()
     with server_process(latency_s) as (base_url, server_pid), tempfile.TemporaryDirectory() as tmp:
         procs = [
@@ -322,6 +329,56 @@ def bench_record_sharded(latency_s: float, conc: int, processes: int) -> dict:
         "bound_calls_per_second": sig(bound),
         "fraction_of_bound": sig(n / wall / bound, 3),
         "load_average_1min": sig(load, 3),
+    }
+
+
+def bench_client_floor(latency_s: float, conc: int, rounds: int) -> dict:
+    """The openai client alone at ``conc`` in flight: ``post`` and the body read per call, with
+    the client, transport and pool ``run_calls`` uses, and nothing of the call layer around
+    it. Its CPU per call is what no change to the call layer can go below."""
+    import asyncio
+
+    import httpx2
+
+    from analysis.llm.client import make_client
+
+    n = rounds * conc
+    settings = llm_settings(timeout_s=30)
+
+    async def calls(base_url: str) -> None:
+        client = make_client(base_url, "no-key-needed", settings, max_concurrency=conc)
+        slots = asyncio.Semaphore(conc)
+        todo = iter(range(n))
+
+        async def worker() -> None:
+            for i in todo:
+                async with slots:
+                    body = {
+                        "model": "bench-model",
+                        "messages": [{"role": "user", "content": f"floor call {i}"}],
+                        "max_tokens": 4,
+                    }
+                    raw = await client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+                    json.loads(raw.content)
+
+        await asyncio.gather(*(worker() for _ in range(conc)))
+        await client.close()
+
+    with server_process(latency_s) as (base_url, server_pid):
+        s0, t0, c0 = process_cpu_s(server_pid), time.perf_counter(), time.process_time()
+        asyncio.run(calls(base_url))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        server_cpu = process_cpu_s(server_pid) - s0
+    bound = conc / latency_s
+    return {
+        "concurrency": conc,
+        "calls": n,
+        "seconds": sig(wall),
+        "client_cpu_ms_per_call": sig(1000 * cpu / n, 3),
+        "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
+        "calls_per_second": sig(n / wall),
+        "bound_calls_per_second": sig(bound),
+        "fraction_of_bound": sig(n / wall / bound, 3),
     }
 
 
@@ -361,7 +418,14 @@ def readme_section(res: dict) -> str:
         f"**Recording** against the fake OpenAI-compatible server (own process) with a fixed "
         f"{res['record_latency_s'] * 1000:.0f} ms",
         "latency per request; every call is fsynced before it counts as done (calls finishing",
-        "together share one fsync). Bound = concurrency / latency.",
+        "together share one fsync). Bound = concurrency / latency. "
+        + (
+            f"Each row makes {res['record_rounds']} times its concurrency in calls: a run's "
+            "first round opens the connections and waits a whole latency for its first "
+            "answers, a cost a recording of thousands of calls pays once."
+            if "record_rounds" in res
+            else "Each row makes 8 times its concurrency in calls."
+        ),
         "",
         "| concurrency | calls | calls/s | bound | fraction of bound "
         "| CPU ms/call: client | server | load average |",
@@ -391,6 +455,21 @@ def readme_section(res: dict) -> str:
             f"{sharded['fraction_of_bound']:.2f} | {sharded['client_cpu_ms_per_call']} | "
             f"{sharded['server_cpu_ms_per_call']} | {sharded['load_average_1min']} |",
         ]
+    floor = res.get("client_floor")
+    if floor:
+        lines += [
+            "",
+            "The openai client alone: the same requests through `client.post` and the body read,",
+            "with the client, transport and pool `run_calls` uses and nothing of the call layer",
+            "(no retries, deadline, claims or store): what no change to the call layer goes below.",
+            "",
+            "| concurrency | calls | calls/s | bound | fraction of bound "
+            "| CPU ms/call: client | server |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {floor['concurrency']} | {floor['calls']} | {floor['calls_per_second']:.1f} | "
+            f"{floor['bound_calls_per_second']:.0f} | {floor['fraction_of_bound']:.2f} | "
+            f"{floor['client_cpu_ms_per_call']} | {floor['server_cpu_ms_per_call']} |",
+        ]
     by_conc = {row["concurrency"]: row for row in rec}
     top = by_conc.get(128) or by_conc[max(by_conc)]  # 128: the concurrency of the target
     per_call = top["client_cpu_ms_per_call"] + top["server_cpu_ms_per_call"]
@@ -409,7 +488,19 @@ def readme_section(res: dict) -> str:
         "then is a lower bound for an idle machine; the CPU per call is the comparable figure.",
         "The client is one openai client per endpoint and event loop over the aiohttp transport",
         "(`openai[aiohttp]`, a connection kept alive per slot) and posts the chat body through",
-        "its own `post`. Against real endpoints (seconds per call) the bound is what",
+        "its own `post`; a fixed set of workers takes the calls, a request's slot is free again",
+        "once its response is in (its record's fsync does not hold it), and while recording the",
+        "garbage collector leaves the objects that existed before alone and runs its young",
+        "collection less often (`gc_for_recording`)."
+        + (
+            f" At {top['concurrency']} the call layer (retries, the attempt's deadline, the "
+            "key's claim, the look for another run's record, the record and its commit) adds "
+            f"{top['client_cpu_ms_per_call'] - floor['client_cpu_ms_per_call']:.2f} ms to the "
+            f"client's own {floor['client_cpu_ms_per_call']} ms per call."
+            if floor and floor["concurrency"] == top["concurrency"]
+            else ""
+        ),
+        "Against real endpoints (seconds per call) the bound is what",
         "limits; shards let parallel jobs add client processes.",
         END,
     ]
@@ -421,6 +512,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-store", type=int, default=100_000)
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 128, 512])
+    parser.add_argument(
+        "--rounds", type=int, default=32, help="calls per recording row, times its concurrency"
+    )
     parser.add_argument("--min-calls", type=int, default=40)
     parser.add_argument(
         "--shards", type=int, default=2, help="shard processes of the split recording row"
@@ -439,7 +533,8 @@ def main(argv: list[str] | None = None) -> int:
     replay = bench_replay(args.n_store)
     print(json.dumps(replay, indent=1), file=sys.stderr)
     print("record:", file=sys.stderr)
-    record = bench_record(args.latency_ms / 1000.0, args.concurrency, args.min_calls)
+    latency_s = args.latency_ms / 1000.0
+    record = bench_record(latency_s, args.concurrency, args.rounds, args.min_calls)
     result = {
         "environment": {
             "python": platform.python_version(),
@@ -448,9 +543,11 @@ def main(argv: list[str] | None = None) -> int:
             "load_average_1min_at_end": sig(os.getloadavg()[0], 3),
         },
         "replay": replay,
-        "record_latency_s": args.latency_ms / 1000.0,
+        "record_latency_s": latency_s,
+        "record_rounds": args.rounds,
         "record": record,
-        "record_sharded": bench_record_sharded(args.latency_ms / 1000.0, 128, args.shards),
+        "record_sharded": bench_record_sharded(latency_s, 128, args.shards, args.rounds),
+        "client_floor": bench_client_floor(latency_s, 128, args.rounds),
     }
     print(json.dumps(result, indent=1))
     if not args.no_write:

@@ -118,9 +118,25 @@ def make_client(
     )
 
 
+class Lease:
+    """One request's slot of a ``ClientPool`` and the client to make it with."""
+
+    def __init__(self, client: AsyncOpenAI, slots: asyncio.Semaphore) -> None:
+        self.client = client
+        self._slots: asyncio.Semaphore | None = slots
+
+    def release(self) -> None:
+        """Give the slot back (once; later calls do nothing)."""
+        if self._slots is not None:
+            self._slots.release()
+            self._slots = None
+
+
 class ClientPool:
     """The client of one endpoint for one event loop, made once, and the bound on requests in
-    flight: ``lease`` hands it out when fewer than ``max_concurrency`` requests hold it."""
+    flight: ``lease`` hands it out when fewer than ``max_concurrency`` requests hold a slot.
+    A request's slot is given back as soon as its response is in, before its record is
+    stored: the bound is on the endpoint's load, not on the run's bookkeeping."""
 
     def __init__(
         self, base_url: str, api_key: str, settings: ClientSettings, max_concurrency: int
@@ -129,10 +145,15 @@ class ClientPool:
         self._slots = asyncio.Semaphore(max(max_concurrency, 1))
 
     @contextlib.asynccontextmanager
-    async def lease(self) -> AsyncIterator[AsyncOpenAI]:
-        """The client for one request (waits while all slots are taken)."""
-        async with self._slots:
-            yield self.client
+    async def lease(self) -> AsyncIterator[Lease]:
+        """A slot for one request (waits while all are taken), given back at the end of the
+        block or earlier by ``Lease.release``."""
+        await self._slots.acquire()
+        lease = Lease(self.client, self._slots)
+        try:
+            yield lease
+        finally:
+            lease.release()
 
     async def close(self) -> None:
         await self.client.close()

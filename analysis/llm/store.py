@@ -93,10 +93,17 @@ def shard_path(store: Path, stage: str, model: str, shard: str) -> Path:
 
 
 def list_shards(folder: Path) -> list[Path]:
-    """Every shard file of a (stage, model) folder, in a stable order."""
-    if not folder.is_dir():
+    """Every shard file of a (stage, model) folder, in a stable order.
+
+    One read of the directory, whose entries come with their types (``os.scandir``, no stat
+    per file): recording looks here before every call it makes.
+    """
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.endswith(SHARD_SUFFIXES) and e.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(p for p in folder.iterdir() if p.name.endswith(SHARD_SUFFIXES) and p.is_file())
+    return [folder / name for name in sorted(names)]
 
 
 def redact(value: Any, secrets: Iterable[str]) -> Any:

@@ -200,10 +200,67 @@ def test_client_pool_bounds_requests_in_flight_by_the_connections_it_keeps(
         waited = not extra.done()  # every slot is taken: the next request waits
         extra.cancel()
         await pool.close()
-        return len(set(map(id, held))), limit, waited
+        return len({id(lease.client) for lease in held}), limit, waited
 
     clients, limit, waited = asyncio.run(scenario())
     assert clients == 1 and limit == slots and waited
+
+
+def test_a_slot_serves_the_next_request_while_a_record_is_committed(
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, monkeypatch
+) -> None:
+    """``max_concurrency`` bounds requests in flight, not records waiting for their fsync."""
+    from analysis.llm.store import ShardWriter
+
+    append_many = ShardWriter.append_many
+    second_served_before_first_stored: list[bool] = []
+
+    def store_first_once_second_is_served(self, records) -> None:
+        if any(r["request"]["messages"][-1]["content"] == "first" for r in records):
+            deadline = time.monotonic() + 10  # only a guard: the old order would wait forever
+            while not server.served["second"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            second_served_before_first_stored.append(server.served["second"] == 1)
+        append_many(self, records)
+
+    monkeypatch.setattr(ShardWriter, "append_many", store_first_once_second_is_served)
+    one_slot = dataclasses.replace(model, max_concurrency=1)
+    results = record(one_slot, store, fast, "first", "second")
+    assert [r.error for r in results] == [None, None]
+    assert second_served_before_first_stored == [True]
+    assert sorted(stored_keys(store)) == sorted(r.key for r in results)
+    assert server.max_in_flight == 1
+
+
+def test_recording_keeps_a_fixed_set_of_tasks_and_restores_the_collector(
+    model: ModelSpec, store: Path, fast: ClientSettings, monkeypatch
+) -> None:
+    """The tasks alive at once do not grow with the number of calls; garbage collection stays
+    on while recording (with its young threshold raised) and is as before afterwards."""
+    import gc
+
+    import analysis.llm.calls as calls
+
+    call_with_retries = calls.call_with_retries
+    tasks_alive: list[int] = []
+    collector: list[tuple[bool, int, int]] = []
+
+    async def counting(*args, **kwargs):
+        tasks_alive.append(len(asyncio.all_tasks()))
+        collector.append((gc.isenabled(), gc.get_threshold()[0], gc.get_freeze_count()))
+        return await call_with_retries(*args, **kwargs)
+
+    monkeypatch.setattr(calls, "call_with_retries", counting)
+    before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+    limit = 3
+    spec = dataclasses.replace(model, max_concurrency=limit)
+    results = record(spec, store, fast, *[f"p{i}" for i in range(20 * limit)])
+    assert len(results) == 20 * limit and all(r.error is None for r in results)
+    # workers (2 per slot), aiohttp's body writer per request in flight (1 per slot), the
+    # group commit's flush and the run itself; one task per call would be 60 and more
+    assert len(tasks_alive) == 20 * limit and max(tasks_alive) <= 3 * limit + 2
+    assert all(on and young > before[1][0] and frozen > 0 for on, young, frozen in collector)
+    assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
 
 
 def test_identical_requests_in_one_set_are_made_once(
