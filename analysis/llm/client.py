@@ -289,7 +289,28 @@ async def call_with_retries(
     settings: ClientSettings,
     secrets: Sequence[str] = (),
 ) -> tuple[dict[str, Any], float, int]:
-    """(response, latency of the successful attempt, attempts) or ``CallError``."""
+    """(response, latency of the successful attempt, attempts) or ``CallError``.
+
+    The first attempt is made before any retry state exists: most calls succeed at once, and
+    tenacity's state for one call is a reference cycle that only the garbage collector frees,
+    and at a hundred calls in flight those collections stalled the event loop enough to cost
+    a visible share of the throughput (``benchmarks/bench_callstore.py``). A first failure
+    becomes tenacity's attempt 1, so every decision after it (retry or not, waits,
+    ``Retry-After``, when to stop) is tenacity's alone.
+    """
+
+    async def attempt_once() -> tuple[dict[str, Any], float]:
+        start = time.perf_counter()
+        response = await _within_deadline(
+            create_completion(client, model, messages, params), settings.timeout_s
+        )
+        return response, time.perf_counter() - start
+
+    try:
+        response, latency = await attempt_once()
+        return response, latency, 1
+    except Exception as exc:  # handed to tenacity below
+        first_failure = exc
 
     def before_sleep(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
@@ -310,16 +331,15 @@ async def call_with_retries(
         before_sleep=before_sleep,
         reraise=True,
     )
-    attempts = 0
+    attempts = 1
     try:
         async for attempt in retrying:
             with attempt:
                 attempts = attempt.retry_state.attempt_number
-                start = time.perf_counter()
-                response = await _within_deadline(
-                    create_completion(client, model, messages, params), settings.timeout_s
-                )
-                return response, time.perf_counter() - start, attempts
+                if attempts == 1:
+                    raise first_failure
+                response, latency = await attempt_once()
+                return response, latency, attempts
     except Exception as exc:  # every failure becomes one clear, secret-free error
         kind = "gave up after" if is_retryable(exc) else "not retryable, failed at"
         message = (

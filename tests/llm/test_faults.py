@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 from pathlib import Path
 
@@ -100,6 +101,18 @@ def test_retry_after_is_honoured(
     (result,) = record(model, store, fast, "q")
     assert time.perf_counter() - start >= wait  # our own backoff would be ~5 ms
     assert result.text == "echo: q" and server.attempts["q"] == 2
+
+
+def test_a_first_failure_goes_through_the_retry_policy(
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings, caplog
+) -> None:
+    """The first attempt runs before any retry state exists; its failure is still the retry
+    policy's attempt 1: logged as such and retried."""
+    server.plan = {"q": ["503"]}
+    with caplog.at_level(logging.INFO, logger="analysis.llm.client"):
+        (result,) = record(model, store, fast, "q")
+    assert result.error is None and server.attempts["q"] == 2
+    assert any("attempt 1 failed (HTTP 503" in r.getMessage() for r in caplog.records)
 
 
 def test_retry_after_is_capped(
