@@ -489,9 +489,10 @@ def readme_section(res: dict) -> str:
         "The client is one openai client per endpoint and event loop over the aiohttp transport",
         "(`openai[aiohttp]`, a connection kept alive per slot) and posts the chat body through",
         "its own `post`; a fixed set of workers takes the calls, a request's slot is free again",
-        "once its response is in (its record's fsync does not hold it), and while recording the",
-        "garbage collector leaves the objects that existed before alone and runs its young",
-        "collection less often (`gc_for_recording`)."
+        "once its response is in (its record's fsync does not hold it), a call's first attempt",
+        "is made before any retry state exists (tenacity takes over at a failure), and while",
+        "recording the garbage collector leaves the objects that existed before alone and runs",
+        "its young collection less often (`gc_for_recording`)."
         + (
             f" At {top['concurrency']} the call layer (retries, the attempt's deadline, the "
             "key's claim, the look for another run's record, the record and its commit) adds "
