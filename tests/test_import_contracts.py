@@ -33,6 +33,34 @@ def test_statistics_and_records_import_without_hydra() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_replay_loads_no_http_stack() -> None:
+    """A model-call job that replays from the store never imports the openai client, its
+    transport or the retry library (about half a second per job): only recording needs them."""
+    code = (
+        "import sys, tempfile\n"
+        "from pathlib import Path\n"
+        "import analysis.stages.requests\n"
+        "from analysis.llm.calls import ChatRequest, ReplayMiss, run_calls\n"
+        "from analysis.llm.models import ModelSpec\n"
+        "from tests.settings_defaults import llm_settings\n"
+        "model = ModelSpec('m', 'http://127.0.0.1:9/v1', None, {})\n"
+        "try:\n"
+        "    run_calls(model, [ChatRequest.from_prompt('q')], stage='s',\n"
+        "              store=Path(tempfile.mkdtemp()), settings=llm_settings())\n"
+        "except ReplayMiss:\n"
+        "    pass\n"
+        "else:\n"
+        "    sys.exit('an empty store answered a call')\n"
+        "heavy = ('openai', 'aiohttp', 'httpx2', 'tenacity')\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in heavy]\n"
+        "print(bad); sys.exit(1 if bad else 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 #: the data modules the simulator may import (the canonical schemas, their vocabulary and the
 #: error type the schemas raise); every other data module is forbidden to it by name
 SIMULATOR_MAY_IMPORT = {"analysis.data.schemas", "analysis.data.vocabulary", "analysis.data.errors"}

@@ -4,6 +4,7 @@
 - ``calls``: ``ChatRequest``, ``CallResult``, ``run_calls``, ``call_key``, ``ReplayMiss``
 - ``store``: the committed JSONL call store, its validation and ``usage_summary``
 - ``client``: one request through the official ``openai`` client, with our retry policy
+  (imported only when a request is made); ``failures``: the errors a call ends with
 - ``batch``: the Batch API executor; ``local_server``: the managed llama.cpp server
 - ``fake_server``: a fault-injecting OpenAI-compatible server for tests and benchmarks
 """

@@ -38,13 +38,8 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from analysis.llm.calls import ChatRequest, PendingCall, make_record
-from analysis.llm.client import (
-    CallError,
-    EndpointNotFound,
-    ResponseBodyError,
-    parse_completion,
-    retry_op,
-)
+from analysis.llm.client import ResponseBodyError, parse_completion, retry_op
+from analysis.llm.failures import CallError, EndpointNotFound
 from analysis.llm.models import ModelSpec
 from analysis.llm.progress import CallProgress
 from analysis.llm.store import ShardWriter, StoreFollower

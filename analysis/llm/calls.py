@@ -25,15 +25,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from analysis import REPO_ROOT
-from analysis.llm.client import (
-    NO_KEY,
-    CallError,
-    ClientPool,
-    call_with_retries,
-    resolve_api_key,
-)
+from analysis.llm.failures import CallError
 from analysis.llm.keys import KeyMaker, effective_params, normalize_value
-from analysis.llm.models import ModelSpec
+from analysis.llm.models import NO_KEY, ModelSpec, resolve_api_key
 from analysis.llm.progress import CallProgress
 from analysis.llm.store import (
     KeyClaims,
@@ -368,6 +362,8 @@ async def _direct(
     all if another run sharing the store has stored it meanwhile; such keys are in neither
     returned dict.
     """
+    from analysis.llm.client import ClientPool, call_with_retries  # the HTTP stack: not in replay
+
     folder = writer.path.parent
     claims = KeyClaims(folder) if reuse_stored else None
     follower = StoreFollower(folder) if reuse_stored else None

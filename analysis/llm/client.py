@@ -19,7 +19,6 @@ import contextlib
 import email.utils
 import json
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -36,6 +35,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_exponential_jitter
 
+from analysis.llm.failures import CallError, EndpointNotFound
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import redact
 from analysis.settings import ClientSettings
@@ -48,9 +48,6 @@ T = TypeVar("T")
 if logging.getLogger("httpx2").level == logging.NOTSET:
     logging.getLogger("httpx2").setLevel(logging.WARNING)
 
-#: the api_key given to endpoints that need none (a local server); not a secret
-NO_KEY = "no-key-needed"
-
 #: HTTP statuses worth another attempt: rate limit, request timeout, any server error
 RETRY_STATUSES = frozenset({408, 429})
 
@@ -61,31 +58,6 @@ class ResponseBodyError(Exception):
 
 class AttemptTimeout(Exception):
     """An attempt did not deliver its complete response within ``timeout_s`` (retryable)."""
-
-
-class CallError(RuntimeError):
-    """A call failed for good; the message names model, stage and key."""
-
-
-class EndpointNotFound(CallError):
-    """HTTP 404 on an endpoint operation: the object (e.g. a saved batch) does not exist there."""
-
-
-class MissingApiKey(RuntimeError):
-    """The environment variable named by ``api_key_env`` is unset."""
-
-
-def resolve_api_key(model: ModelSpec) -> str:
-    """Read the key from the environment variable the spec names (only when a call is made)."""
-    if model.api_key_env is None:
-        return NO_KEY
-    value = os.environ.get(model.api_key_env)
-    if not value:
-        raise MissingApiKey(
-            f"model {model.name}: environment variable {model.api_key_env} is not set; export "
-            "it (the key itself never goes into the config) or run in replay mode"
-        )
-    return value
 
 
 def make_client(

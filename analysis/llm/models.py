@@ -9,6 +9,7 @@ where it happens to run today or how it is paid for.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, fields
 from typing import Any
@@ -27,8 +28,16 @@ SERVER_KINDS = frozenset({"llama_cpp"})
 SERVER_IDENTITY_KEYS = ("kind", "file", "n_ctx", "chat_format")
 
 
+#: the api_key given to endpoints that need none (a local server); not a secret
+NO_KEY = "no-key-needed"
+
+
 class ModelConfigError(ValueError):
     """A ``models/`` entry is invalid; the message names the model and the field."""
+
+
+class MissingApiKey(RuntimeError):
+    """The environment variable named by ``api_key_env`` is unset."""
 
 
 @dataclass(frozen=True)
@@ -176,3 +185,16 @@ def models_from_config(models_cfg: dict | None) -> dict[str, ModelSpec]:
     return {
         name: model_from_config(name, spec) for name, spec in sorted((models_cfg or {}).items())
     }
+
+
+def resolve_api_key(model: ModelSpec) -> str:
+    """Read the key from the environment variable the spec names (only when a call is made)."""
+    if model.api_key_env is None:
+        return NO_KEY
+    value = os.environ.get(model.api_key_env)
+    if not value:
+        raise MissingApiKey(
+            f"model {model.name}: environment variable {model.api_key_env} is not set; export "
+            "it (the key itself never goes into the config) or run in replay mode"
+        )
+    return value

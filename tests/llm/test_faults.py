@@ -252,9 +252,9 @@ def test_recording_keeps_a_fixed_set_of_tasks_and_restores_the_collector(
     on while recording (with its young threshold raised) and is as before afterwards."""
     import gc
 
-    import analysis.llm.calls as calls
+    import analysis.llm.client as client
 
-    call_with_retries = calls.call_with_retries
+    call_with_retries = client.call_with_retries
     tasks_alive: list[int] = []
     collector: list[tuple[bool, int, int]] = []
 
@@ -263,7 +263,7 @@ def test_recording_keeps_a_fixed_set_of_tasks_and_restores_the_collector(
         collector.append((gc.isenabled(), gc.get_threshold()[0], gc.get_freeze_count()))
         return await call_with_retries(*args, **kwargs)
 
-    monkeypatch.setattr(calls, "call_with_retries", counting)
+    monkeypatch.setattr(client, "call_with_retries", counting)
     before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
     limit = 3
     spec = dataclasses.replace(model, max_concurrency=limit)

@@ -1,0 +1,15 @@
+"""How a call ends for good when it cannot be answered: the errors the call layer raises.
+
+Kept apart from ``client`` (the openai client and its transport) so that replay, which never
+makes a request, can raise and catch them without importing the HTTP stack.
+"""
+
+from __future__ import annotations
+
+
+class CallError(RuntimeError):
+    """A call failed for good; the message names model, stage and key."""
+
+
+class EndpointNotFound(CallError):
+    """HTTP 404 on an endpoint operation: the object (e.g. a saved batch) does not exist there."""
