@@ -185,6 +185,12 @@ def bench_replay(n: int) -> dict:
     }
 
 
+def load_http_stack() -> None:
+    """Import the openai client now: ``run_calls`` loads it at a process's first recording (a
+    job pays it once; replay never does), and the clock should time calls, not imports."""
+    import analysis.llm.client  # noqa: F401
+
+
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process (Linux /proc), to see what the server costs."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -213,6 +219,7 @@ def bench_record(
 ) -> list[dict]:
     rows = []
     settings = llm_settings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
+    load_http_stack()
     with server_process(latency_s) as (base_url, server_pid):
         for conc in concurrencies:
             n = max(min_calls, rounds * conc)
@@ -273,6 +280,7 @@ def _record_shard(
         for i in range(n)
     ]
     settings = llm_settings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
+    load_http_stack()
     go.wait()
     c0 = time.process_time()
     results = run_calls(
