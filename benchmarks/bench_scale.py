@@ -728,8 +728,8 @@ def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
         )
         + ". The responses' MiniLM embeddings, a job of their own "
         + (
-            "(kept from an earlier completion: the partial run wrote their input again "
-            "byte-identical; their figures are that job's) "
+            "(kept from an earlier completion, after the partial run that completion followed "
+            "wrote their input again byte-identical; their figures are that job's) "
             if e.get("kept")
             else "first "
         )
