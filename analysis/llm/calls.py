@@ -366,7 +366,7 @@ async def _direct(
 
     folder = writer.path.parent
     claims = KeyClaims(folder) if reuse_stored else None
-    follower = StoreFollower(folder) if reuse_stored else None
+    follower = StoreFollower(folder, own=writer) if reuse_stored else None
     fresh: dict[str, dict[str, Any]] = {}
     failures: dict[str, str] = {}
     secrets = [api_key] if api_key != NO_KEY else []

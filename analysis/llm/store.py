@@ -451,10 +451,19 @@ CLAIMS_FILE = ".claims"
 
 class StoreFollower:
     """The records of a (stage, model) folder, kept current by reading only what was appended
-    since the last look (by this run or by another writer of the same store)."""
+    since the last look by another writer of the same store.
 
-    def __init__(self, folder: Path) -> None:
+    With ``own`` (the run's own writer) the blocks that writer appended are stepped over, not
+    read back: a run never asks for a key it has stored itself, and recording looks here
+    before every call, so reading its own records again would cost a parse per call and hold
+    a second copy of every record it made.
+    """
+
+    def __init__(self, folder: Path, own: ShardWriter | None = None) -> None:
         self.folder = Path(folder)
+        self.own = own
+        if own is not None and own.appended is None:
+            own.appended = {}
         self.index: dict[str, dict[str, Any]] = {}
         self._read_up_to: dict[Path, int] = {}
 
@@ -467,6 +476,8 @@ class StoreFollower:
                     self._read_up_to[path] = -1
                 continue
             start = self._read_up_to.get(path, 0)
+            if self.own is not None and path == self.own.path:
+                start = self._read_up_to[path] = self._past_own_blocks(start)
             with contextlib.suppress(FileNotFoundError):
                 if path.stat().st_size <= start:
                     continue  # nothing appended since the last look: no open, no read
@@ -478,6 +489,18 @@ class StoreFollower:
                     self._add(_records_of(data[:end].split(b"\n")))
                     self._read_up_to[path] = start + end + 1
         return self.index
+
+    def _past_own_blocks(self, start: int) -> int:
+        """``start`` moved past the run's own blocks that follow it one after another. Own
+        blocks behind another writer's lines are read with them (harmless: the run never asks
+        for its own keys) and, like blocks written while a look was under way, forgotten."""
+        assert self.own is not None and self.own.appended is not None
+        appended = self.own.appended
+        while (end := appended.pop(start, None)) is not None:
+            start = end
+        for stale in [s for s in list(appended) if s < start]:
+            appended.pop(stale, None)
+        return start
 
     def _add(self, records: Iterable[dict[str, Any]]) -> None:
         for rec in records:
@@ -543,6 +566,10 @@ class ShardWriter:
         self.secrets = tuple(secrets)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._thread_lock = threading.Lock()  # flock does not exclude threads sharing the fd
+        #: start -> end offset of every block of lines appended since a ``StoreFollower`` of
+        #: the same run started following this writer (None: nobody asked), so that it need
+        #: not read the run's own records back
+        self.appended: dict[int, int] | None = None
         existed = self.path.exists()
         self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         if not existed:  # make the new directory entry durable too
@@ -578,12 +605,13 @@ class ShardWriter:
     def _locked(self) -> ShardWriter._Lock:
         return ShardWriter._Lock(self.fd)
 
-    def _repair_tail(self) -> None:
+    def _repair_tail(self) -> int:
         """End the file with a newline: complete a whole last record that lacks it, or cut a
-        torn last line (from a writer killed mid-write) back to the last newline."""
+        torn last line (from a writer killed mid-write) back to the last newline. The size
+        after the repair."""
         size = os.fstat(self.fd).st_size
         if size == 0 or os.pread(self.fd, 1, size - 1) == b"\n":
-            return
+            return size
         pos = size
         chunk = 1 << 16
         keep = 0
@@ -599,10 +627,11 @@ class ShardWriter:
             os.write(self.fd, b"\n")
             os.fsync(self.fd)
             log.warning("%s: added the missing newline after the last record", self.path)
-            return
+            return size + 1
         os.ftruncate(self.fd, keep)
         os.fsync(self.fd)
         log.warning("%s: truncated a torn last line (%d bytes)", self.path, size - keep)
+        return keep
 
     def _line(self, record: Mapping[str, Any]) -> bytes:
         """The record's line, secrets scrubbed. Serializing first and searching the bytes is
@@ -632,11 +661,13 @@ class ShardWriter:
             return
         blob = b"".join(self._line(r) for r in records)
         with self._thread_lock, self._locked():
-            self._repair_tail()
+            start = self._repair_tail()  # the append lands here: the lock keeps writers out
             view = memoryview(blob)
             while view:  # one write for a regular file; the loop only guards a short write
                 written = os.write(self.fd, view)
                 view = view[written:]
+            if self.appended is not None:
+                self.appended[start] = start + len(blob)
             os.fsync(self.fd)
 
 

@@ -16,6 +16,7 @@ from analysis.llm.models import ModelSpec
 from analysis.llm.store import (
     ShardWriter,
     StoreError,
+    StoreFollower,
     iter_shard,
     load_index,
     shard_path,
@@ -198,6 +199,35 @@ def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
         assert p.exitcode == 0
     keys = [rec["key"] for _, rec in iter_shard(path)]
     assert sorted(keys) == sorted(f"w{w}-{i}" for w in range(2) for i in range(60))
+
+
+def test_a_follower_steps_over_its_own_runs_records_and_reads_every_other(
+    tmp_path: Path,
+) -> None:
+    """Recording follows its folder for the records other runs stored. Its own blocks that
+    come next are stepped over unread; when another run appends to the same shard (the same
+    shard name), what follows that run's block is read with it, own lines included."""
+    path = tmp_path / "s" / "m" / "0.jsonl"
+    with ShardWriter(path) as own, ShardWriter(path) as other:
+        follower = StoreFollower(path.parent, own=own)
+        everything = StoreFollower(path.parent)  # no writer of its own: reads every record
+
+        def rec(key: str) -> dict[str, str]:
+            return {"key": key, "created": "2026-01-01T00:00:00"}
+
+        own.append_many([rec("own-1"), rec("own-2")])
+        assert follower.update() == {}
+        own.append(rec("own-3"))
+        assert follower.update() == {}
+        other.append(rec("other-1"))
+        own.append(rec("own-4"))
+        assert set(follower.update()) == {"other-1", "own-4"}
+        own.append(rec("own-5"))
+        other.append_many([rec("other-2"), rec("other-3")])
+        assert set(follower.update()) == {"other-1", "own-4", "other-2", "other-3"}
+        assert own.appended == {}  # every own block stepped over or read: none kept
+        assert other.appended is None  # nobody follows the other writer: nothing tracked
+        assert len(everything.update()) == 8
 
 
 def test_usage_summary_counts_calls_tokens_cost_per_stage_and_model(
