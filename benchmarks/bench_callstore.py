@@ -214,6 +214,24 @@ def server_process(latency_s: float) -> Iterator[tuple[str, int]]:
         proc.wait(10)
 
 
+def throughput_row(
+    conc: int, n: int, wall: float, client_cpu: float, server_cpu: float, latency_s: float
+) -> dict:
+    """One recording measurement: calls per second against the bound concurrency / latency,
+    and the client's and the server's CPU per call."""
+    bound = conc / latency_s
+    return {
+        "concurrency": conc,
+        "calls": n,
+        "seconds": sig(wall),
+        "client_cpu_ms_per_call": sig(1000 * client_cpu / n, 3),
+        "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
+        "calls_per_second": sig(n / wall),
+        "bound_calls_per_second": sig(bound),
+        "fraction_of_bound": sig(n / wall / bound, 3),
+    }
+
+
 def bench_record(
     latency_s: float, concurrencies: list[int], rounds: int, min_calls: int
 ) -> list[dict]:
@@ -246,25 +264,13 @@ def bench_record(
                 server_cpu = process_cpu_s(server_pid) - s0
                 assert len(list(Path(tmp).rglob("*.jsonl"))) == 1
             assert all(r.error is None and not r.cached for r in results)
-            rate = n / wall
-            bound = conc / latency_s
-            rows.append(
-                {
-                    "concurrency": conc,
-                    "calls": n,
-                    "seconds": sig(wall),
-                    "client_cpu_ms_per_call": sig(1000 * cpu / n, 3),
-                    "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
-                    "calls_per_second": sig(rate),
-                    "bound_calls_per_second": sig(bound),
-                    "fraction_of_bound": sig(rate / bound, 3),
-                    "load_average_1min": sig(load, 3),
-                }
-            )
+            row = throughput_row(conc, n, wall, cpu, server_cpu, latency_s)
+            rows.append({**row, "load_average_1min": sig(load, 3)})
             print(
-                f"  concurrency {conc:>3}: {rate:8.1f} calls/s = {rate / bound:.2f} of bound "
-                f"(CPU ms/call: client {1000 * cpu / n:.2f}, server {1000 * server_cpu / n:.2f}; "
-                f"load {load:.1f})",
+                f"  concurrency {conc:>3}: {row['calls_per_second']:8.1f} calls/s = "
+                f"{row['fraction_of_bound']:.2f} of bound (CPU ms/call: client "
+                f"{row['client_cpu_ms_per_call']:.2f}, server "
+                f"{row['server_cpu_ms_per_call']:.2f}; load {load:.1f})",
                 file=sys.stderr,
             )
     return rows
@@ -325,19 +331,8 @@ def bench_record_sharded(latency_s: float, conc: int, processes: int, rounds: in
             proc.join(30)
         server_cpu = process_cpu_s(server_pid) - s0
         assert len(list(Path(tmp).rglob("*.jsonl"))) == processes
-    bound = conc / latency_s
-    return {
-        "concurrency": conc,
-        "processes": processes,
-        "calls": n,
-        "seconds": sig(wall),
-        "client_cpu_ms_per_call": sig(1000 * client_cpu / n, 3),
-        "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
-        "calls_per_second": sig(n / wall),
-        "bound_calls_per_second": sig(bound),
-        "fraction_of_bound": sig(n / wall / bound, 3),
-        "load_average_1min": sig(load, 3),
-    }
+    row = throughput_row(conc, n, wall, client_cpu, server_cpu, latency_s)
+    return {**row, "processes": processes, "load_average_1min": sig(load, 3)}
 
 
 def bench_client_floor(latency_s: float, conc: int, rounds: int) -> dict:
@@ -377,17 +372,7 @@ def bench_client_floor(latency_s: float, conc: int, rounds: int) -> dict:
         asyncio.run(calls(base_url))
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         server_cpu = process_cpu_s(server_pid) - s0
-    bound = conc / latency_s
-    return {
-        "concurrency": conc,
-        "calls": n,
-        "seconds": sig(wall),
-        "client_cpu_ms_per_call": sig(1000 * cpu / n, 3),
-        "server_cpu_ms_per_call": sig(1000 * server_cpu / n, 3),
-        "calls_per_second": sig(n / wall),
-        "bound_calls_per_second": sig(bound),
-        "fraction_of_bound": sig(n / wall / bound, 3),
-    }
+    return throughput_row(conc, n, wall, cpu, server_cpu, latency_s)
 
 
 def readme_section(res: dict) -> str:
