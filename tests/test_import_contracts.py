@@ -20,6 +20,14 @@ def test_layer_contracts_are_kept() -> None:
     assert "0 broken" in done.stdout
 
 
+def assert_python_succeeds(code: str) -> None:
+    """Run ``code`` in a fresh interpreter at the repository root; it must exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_statistics_and_records_import_without_hydra() -> None:
     """Importing a statistics module or the record type pulls in neither Hydra nor the paper."""
     code = (
@@ -27,10 +35,7 @@ def test_statistics_and_records_import_without_hydra() -> None:
         "bad = [m for m in sys.modules if m.split('.')[0] in ('hydra', 'omegaconf') "
         "or m.startswith('analysis.paper')]; print(bad); sys.exit(1 if bad else 0)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert_python_succeeds(code)
 
 
 def test_replay_loads_no_http_stack() -> None:
@@ -55,10 +60,7 @@ def test_replay_loads_no_http_stack() -> None:
         "bad = [m for m in sys.modules if m.split('.')[0] in heavy]\n"
         "print(bad); sys.exit(1 if bad else 0)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert_python_succeeds(code)
 
 
 #: the data modules the simulator may import (the canonical schemas, their vocabulary and the
