@@ -48,7 +48,13 @@ sys.path.insert(0, str(BENCH_DIR.parent))
 
 from results_io import RESULTS, markers, update_readme, update_results  # noqa: E402
 
-from analysis.llm.calls import ChatRequest, call_key, now_iso, run_calls  # noqa: E402
+from analysis.llm.calls import (  # noqa: E402
+    COMMIT_DELAY_S,
+    ChatRequest,
+    call_key,
+    now_iso,
+    run_calls,
+)
 from analysis.llm.keys import effective_params  # noqa: E402
 from analysis.llm.models import ModelSpec  # noqa: E402
 from analysis.llm.store import load_index  # noqa: E402
@@ -411,7 +417,7 @@ def readme_section(res: dict) -> str:
         f"**Recording** against the fake OpenAI-compatible server (own process) with a fixed "
         f"{res['record_latency_s'] * 1000:.0f} ms",
         "latency per request; every call is fsynced before it counts as done (calls finishing",
-        "together share one fsync). Bound = concurrency / latency. "
+        "within the group commit's window share one fsync). Bound = concurrency / latency. "
         + (
             f"Each row makes {res['record_rounds']} times its concurrency in calls: a run's "
             "first round opens the connections and waits a whole latency for its first "
@@ -487,6 +493,12 @@ def readme_section(res: dict) -> str:
         "recording the garbage collector leaves the objects that existed before alone and runs",
         "its young collection less often (`gc_for_recording`)."
         + (
+            f" A group commit waits {1000 * res['record_commit_delay_s']:g} ms for more records "
+            "before it writes (`COMMIT_DELAY_S`)."
+            if "record_commit_delay_s" in res
+            else ""
+        ),
+        +(
             f" At {top['concurrency']} the call layer (retries, the attempt's deadline, the "
             "key's claim, the look for another run's record, the record and its commit) adds "
             f"{top['client_cpu_ms_per_call'] - floor['client_cpu_ms_per_call']:.2f} ms to the "
@@ -539,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         "replay": replay,
         "record_latency_s": latency_s,
         "record_rounds": args.rounds,
+        "record_commit_delay_s": COMMIT_DELAY_S,
         "record": record,
         "record_sharded": bench_record_sharded(latency_s, 128, args.shards, args.rounds),
         "client_floor": bench_client_floor(latency_s, 128, args.rounds),

@@ -305,12 +305,21 @@ def endpoint(model: ModelSpec) -> Iterator[str]:
         yield base_url
 
 
+#: how long a group commit waits for more records before it writes (PostgreSQL's commit_delay):
+#: every group costs a hand-off to the writer thread and an fsync, which at a hundred calls in
+#: flight cost more CPU than the calls' own records (``benchmarks/bench_callstore.py``). A
+#: request's slot is free before its record is committed, so the wait costs no throughput.
+COMMIT_DELAY_S = 0.002
+
+
 class GroupCommit:
     """Appends records from many in-flight calls, sharing one fsync among those that finish
-    together; the fsync runs in a worker thread so it never stalls the event loop."""
+    together (within ``delay_s`` of the first); the fsync runs in a worker thread so it never
+    stalls the event loop."""
 
-    def __init__(self, writer: ShardWriter) -> None:
+    def __init__(self, writer: ShardWriter, delay_s: float = COMMIT_DELAY_S) -> None:
         self.writer = writer
+        self.delay_s = delay_s
         self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self.flushing = False
 
@@ -326,6 +335,7 @@ class GroupCommit:
     async def _flush(self) -> None:
         try:
             while self.pending:
+                await asyncio.sleep(self.delay_s)  # let the calls finishing now join the group
                 group, self.pending = self.pending, []
                 try:
                     await asyncio.to_thread(self.writer.append_many, [r for r, _ in group])

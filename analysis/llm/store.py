@@ -92,8 +92,8 @@ def shard_path(store: Path, stage: str, model: str, shard: str) -> Path:
     return shard_dir(store, stage, model) / f"{check_name('shard', shard)}.jsonl"
 
 
-def list_shards(folder: Path) -> list[Path]:
-    """Every shard file of a (stage, model) folder, in a stable order.
+def shard_names(folder: Path | str) -> list[str]:
+    """The names of every shard file of a (stage, model) folder, in a stable order.
 
     One read of the directory, whose entries come with their types (``os.scandir``, no stat
     per file): recording looks here before every call it makes.
@@ -103,7 +103,12 @@ def list_shards(folder: Path) -> list[Path]:
             names = [e.name for e in entries if e.name.endswith(SHARD_SUFFIXES) and e.is_file()]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [folder / name for name in sorted(names)]
+    return sorted(names)
+
+
+def list_shards(folder: Path) -> list[Path]:
+    """Every shard file of a (stage, model) folder, in a stable order."""
+    return [folder / name for name in shard_names(folder)]
 
 
 def redact(value: Any, secrets: Iterable[str]) -> Any:
@@ -465,29 +470,38 @@ class StoreFollower:
         if own is not None and own.appended is None:
             own.appended = {}
         self.index: dict[str, dict[str, Any]] = {}
-        self._read_up_to: dict[Path, int] = {}
+        #: shard name -> bytes read so far (-1: a finished shard, read whole)
+        self._read_up_to: dict[str, int] = {}
+        # names and paths as strings: recording looks before every call it makes
+        self._dir = str(self.folder)
+        self._own_name = (
+            own.path.name if own is not None and own.path.parent == self.folder else None
+        )
 
     def update(self) -> dict[str, dict[str, Any]]:
         """Read the complete lines appended to every shard since the last call; the index."""
-        for path in list_shards(self.folder):
-            if path.name.endswith(".gz"):  # finished shards: read once, never appended to
-                if path not in self._read_up_to:
-                    self._add(rec for _, rec in iter_shard(path))
-                    self._read_up_to[path] = -1
+        for name in shard_names(self._dir):
+            path = os.path.join(self._dir, name)
+            if name.endswith(".gz"):  # finished shards: read once, never appended to
+                if name not in self._read_up_to:
+                    self._add(rec for _, rec in iter_shard(Path(path)))
+                    self._read_up_to[name] = -1
                 continue
-            start = self._read_up_to.get(path, 0)
-            if self.own is not None and path == self.own.path:
-                start = self._read_up_to[path] = self._past_own_blocks(start)
-            with contextlib.suppress(FileNotFoundError):
-                if path.stat().st_size <= start:
+            start = self._read_up_to.get(name, 0)
+            if name == self._own_name:
+                start = self._read_up_to[name] = self._past_own_blocks(start)
+            try:
+                if os.stat(path).st_size <= start:
                     continue  # nothing appended since the last look: no open, no read
+            except FileNotFoundError:
+                continue
             with contextlib.suppress(FileNotFoundError), open(path, "rb") as fh:
                 fh.seek(start)
                 data = fh.read()
                 end = data.rfind(b"\n")
                 if end >= 0:
                     self._add(_records_of(data[:end].split(b"\n")))
-                    self._read_up_to[path] = start + end + 1
+                    self._read_up_to[name] = start + end + 1
         return self.index
 
     def _past_own_blocks(self, start: int) -> int:

@@ -245,6 +245,40 @@ def test_a_slot_serves_the_next_request_while_a_record_is_committed(
     assert server.max_in_flight == 1
 
 
+def test_records_finishing_within_the_commit_window_share_one_write(tmp_path: Path) -> None:
+    """A group commit waits ``delay_s`` after its first record, so calls finishing together
+    share one write and fsync; each ``commit`` returns only once its record is in the file."""
+    from analysis.llm.calls import GroupCommit
+    from analysis.llm.store import ShardWriter
+
+    groups: list[list[str]] = []
+
+    class CountingWriter(ShardWriter):
+        def append_many(self, records) -> None:
+            groups.append([r["key"] for r in records])
+            super().append_many(records)
+
+    path = tmp_path / "s" / "m" / "0.jsonl"
+    writer = CountingWriter(path)
+
+    async def commit_after(committer: GroupCommit, key: str, wait_s: float) -> list[str]:
+        await asyncio.sleep(wait_s)
+        await committer.commit({"key": key, "created": "t"})
+        return [rec["key"] for _, rec in iter_shard(path)]
+
+    async def main() -> list[list[str]]:
+        committer = GroupCommit(writer, delay_s=0.2)
+        together = [commit_after(committer, f"k{i}", 0.02 * i) for i in range(3)]
+        seen = await asyncio.gather(*together)
+        seen.append(await commit_after(committer, "late", 0.0))  # after the group: its own
+        return seen
+
+    seen = asyncio.run(main())
+    writer.close()
+    assert groups == [["k0", "k1", "k2"], ["late"]]
+    assert all(key in keys for key, keys in zip(["k0", "k1", "k2", "late"], seen, strict=True))
+
+
 def test_recording_keeps_a_fixed_set_of_tasks_and_restores_the_collector(
     model: ModelSpec, store: Path, fast: ClientSettings, monkeypatch
 ) -> None:
