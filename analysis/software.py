@@ -92,8 +92,6 @@ def software_differences(built: Mapping[str, Any], now: Mapping[str, Any]) -> li
 def package_fingerprint() -> str:
     """sha256 of every installed package's name and version: cheap enough for each workflow parse,
     so installing or upgrading a package reruns the rule that records the software."""
-    rows = sorted(
-        f"{canonicalize_name(d.metadata['Name'] or '')}=={d.version}"
-        for d in importlib.metadata.distributions()
-    )
+    metadata = (d.metadata for d in importlib.metadata.distributions())  # parsed once each
+    rows = sorted(f"{canonicalize_name(m['Name'] or '')}=={m['Version']}" for m in metadata)
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()

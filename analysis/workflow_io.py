@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -29,7 +30,14 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def rule_logging(smk: Any) -> Iterator[logging.Logger]:
-    """Send the ``logging`` output and any traceback of a rule script to its ``log:`` file."""
+    """Send the ``logging`` output and any traceback of a rule script to its ``log:`` file.
+
+    It also gives the job's ``threads`` to the OpenMP libraries the script loads from here on
+    (torch, for MiniLM), as Snakemake does for ``shell:`` rules but not for scripts: otherwise
+    torch takes every core of the machine whatever the job was given, and jobs that run side by
+    side (``--cores``, a cluster node) compete for the same cores.
+    """
+    os.environ["OMP_NUM_THREADS"] = str(max(int(smk.threads), 1))
     log_path = Path(smk.log[0])
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")

@@ -7,6 +7,8 @@ applies to the README command), and a run that calls models declares each model'
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -65,3 +67,23 @@ def test_a_record_run_with_the_key_set_and_a_replay_run_declare_no_problem() -> 
     assert "sk-test-not-a-real-key" not in proc.stdout + proc.stderr
     replay = f"overrides=models.smollm2-135m.api_key_env={KEY_VARIABLE}"
     run_snakemake(REPO_ROOT, "-n", "results/bundled/config.yaml", "--config", replay)
+
+
+def test_a_script_job_gives_torch_the_threads_it_was_given(tmp_path: Path) -> None:
+    """Snakemake sets ``OMP_NUM_THREADS`` for ``shell:`` jobs only; a rule script's glue does it
+    for scripts, so MiniLM's torch uses the job's threads, not every core of the machine (torch
+    takes at most the machine's cores, so a one-thread job is what a multi-core machine tells
+    apart)."""
+    code = (
+        "import sys, types\n"
+        "from analysis.workflow_io import rule_logging\n"
+        f"job = types.SimpleNamespace(log=[{str(tmp_path / 'job.log')!r}], rule='r', threads=1)\n"
+        "with rule_logging(job):\n"
+        "    import torch\n"
+        "    sys.exit(0 if torch.get_num_threads() == 1 else f'{torch.get_num_threads()} threads')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -24,7 +24,8 @@ def real_build(tmp_path_factory: pytest.TempPathFactory, real_data_root: Path) -
     """One full build on the real exports, shared by this module's tests.
 
     On one core: under ``make test`` the other core runs the other xdist worker anyway, and
-    MiniLM, most of this build, spends about a tenth less CPU on one thread than on two.
+    MiniLM, most of this build, then runs torch on the job's one thread instead of competing
+    with that worker for both cores.
     """
     workflow_copy = make_workflow_copy(tmp_path_factory.mktemp("real") / "repo")
     run_snakemake(
