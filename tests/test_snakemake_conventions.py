@@ -80,7 +80,8 @@ def test_a_script_job_gives_torch_the_threads_it_was_given(tmp_path: Path) -> No
         f"job = types.SimpleNamespace(log=[{str(tmp_path / 'job.log')!r}], rule='r', threads=1)\n"
         "with rule_logging(job):\n"
         "    import torch\n"
-        "    sys.exit(0 if torch.get_num_threads() == 1 else f'{torch.get_num_threads()} threads')\n"
+        "    n = torch.get_num_threads()\n"
+        "    sys.exit(0 if n == 1 else f'torch runs {n} threads')\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     done = subprocess.run(
