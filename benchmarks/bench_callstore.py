@@ -497,8 +497,8 @@ def readme_section(res: dict) -> str:
             "before it writes (`COMMIT_DELAY_S`)."
             if "record_commit_delay_s" in res
             else ""
-        ),
-        +(
+        )
+        + (
             f" At {top['concurrency']} the call layer (retries, the attempt's deadline, the "
             "key's claim, the look for another run's record, the record and its commit) adds "
             f"{top['client_cpu_ms_per_call'] - floor['client_cpu_ms_per_call']:.2f} ms to the "

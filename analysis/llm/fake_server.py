@@ -75,6 +75,7 @@ class FakeOpenAI:
         self.batch_output_edit: Callable[[bytes], bytes] | None = None  # e.g. tear a line
         self.op_plan: dict[str, list[str]] = {}  # Batch API operation -> actions per request
         self.op_requests: Counter[str] = Counter()
+        self.header_names: set[str] = set()  # lower-cased, of every chat request so far
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever answered at once (tests the concurrency bound)
         self.lock = threading.Lock()
@@ -421,6 +422,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat_action(self, body: dict[str, Any]) -> None:
         fake = self.fake
+        with fake.lock:
+            fake.header_names.update(name.lower() for name in self.headers)
         content = str((body.get("messages") or [{}])[-1].get("content", ""))
         action = fake.next_action(content)
         if fake.latency_s:

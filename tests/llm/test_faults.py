@@ -279,6 +279,18 @@ def test_records_finishing_within_the_commit_window_share_one_write(tmp_path: Pa
     assert all(key in keys for key, keys in zip(["k0", "k1", "k2", "late"], seen, strict=True))
 
 
+def test_requests_carry_no_sdk_telemetry_headers(
+    server: FakeOpenAI, model: ModelSpec, store: Path, fast: ClientSettings
+) -> None:
+    """The SDK's platform headers (the user's OS, architecture, Python) and its retry count
+    (0 on every retry of ours) are not sent; its own content headers are."""
+    server.plan = {"q": ["500", "ok"]}  # the retry is a request too
+    (result,) = record(model, store, fast, "q")
+    assert result.error is None and server.attempts["q"] == 2
+    assert {"content-type", "user-agent"} <= server.header_names
+    assert not [h for h in server.header_names if h.startswith("x-stainless")]
+
+
 def test_recording_keeps_a_fixed_set_of_tasks_and_restores_the_collector(
     model: ModelSpec, store: Path, fast: ClientSettings, monkeypatch
 ) -> None:
