@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,15 @@ def run_snakemake(
             f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
         )
     return proc
+
+
+def assert_python_succeeds(code: str, env: dict[str, str] | None = None) -> None:
+    """Run ``code`` in a fresh interpreter at the repository root (environment ``env``, default
+    this process's); it must exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def fake_models_group(work: Path, name: str, base_url: str) -> str:

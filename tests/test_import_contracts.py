@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 from analysis import REPO_ROOT
+from tests.conftest import assert_python_succeeds
 
 
 def test_layer_contracts_are_kept() -> None:
@@ -18,14 +18,6 @@ def test_layer_contracts_are_kept() -> None:
     done = subprocess.run([exe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
-
-
-def assert_python_succeeds(code: str) -> None:
-    """Run ``code`` in a fresh interpreter at the repository root; it must exit 0."""
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_statistics_and_records_import_without_hydra() -> None:

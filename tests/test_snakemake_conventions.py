@@ -7,13 +7,11 @@ applies to the README command), and a run that calls models declares each model'
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-from tests.conftest import REPO_ROOT, run_snakemake
+from tests.conftest import REPO_ROOT, assert_python_succeeds, run_snakemake
 
 DEFAULT_PROFILE = REPO_ROOT / "workflow" / "profiles" / "default" / "config.yaml"
 #: a variable no machine sets, named as a model's api_key_env by the overrides below
@@ -83,8 +81,6 @@ def test_a_script_job_gives_torch_the_threads_it_was_given(tmp_path: Path) -> No
         "    n = torch.get_num_threads()\n"
         "    sys.exit(0 if n == 1 else f'torch runs {n} threads')\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, env=env
+    assert_python_succeeds(
+        code, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     )
-    assert done.returncode == 0, done.stdout + done.stderr
