@@ -38,7 +38,12 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from analysis.llm.calls import ChatRequest, PendingCall, make_record
-from analysis.llm.client import ResponseBodyError, parse_completion, retry_op
+from analysis.llm.client import (
+    SDK_PLATFORM_HEADERS,
+    ResponseBodyError,
+    parse_completion,
+    retry_op,
+)
 from analysis.llm.failures import CallError, EndpointNotFound
 from analysis.llm.models import ModelSpec
 from analysis.llm.progress import CallProgress
@@ -335,7 +340,11 @@ async def execute_batch(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Resume a saved batch of this shard first, then submit one batch for what is still missing."""
     client = AsyncOpenAI(
-        base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.timeout_s
+        base_url=base_url,
+        api_key=api_key,
+        max_retries=0,
+        timeout=settings.timeout_s,
+        default_headers=SDK_PLATFORM_HEADERS,
     )
     run = _BatchRun(
         model,

@@ -75,7 +75,7 @@ class FakeOpenAI:
         self.batch_output_edit: Callable[[bytes], bytes] | None = None  # e.g. tear a line
         self.op_plan: dict[str, list[str]] = {}  # Batch API operation -> actions per request
         self.op_requests: Counter[str] = Counter()
-        self.header_names: set[str] = set()  # lower-cased, of every chat request so far
+        self.header_names: set[str] = set()  # lower-cased, of every request so far
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever answered at once (tests the concurrency bound)
         self.lock = threading.Lock()
@@ -323,6 +323,10 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _authorized(self) -> bool:
+        """Whether the request may go on (else answered 401); every request passes here first,
+        so it is also where the names of the headers clients send are noted."""
+        with self.fake.lock:
+            self.fake.header_names.update(name.lower() for name in self.headers)
         if self.fake.api_key is None:
             return True
         if self.headers.get("Authorization") == f"Bearer {self.fake.api_key}":
@@ -422,8 +426,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat_action(self, body: dict[str, Any]) -> None:
         fake = self.fake
-        with fake.lock:
-            fake.header_names.update(name.lower() for name in self.headers)
         content = str((body.get("messages") or [{}])[-1].get("content", ""))
         action = fake.next_action(content)
         if fake.latency_s:

@@ -208,6 +208,19 @@ def test_batch_calls_are_priced_with_the_batch_discount(
     )  # a price is not part of the call's identity
 
 
+def test_batch_requests_carry_no_sdk_platform_headers(
+    server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings
+) -> None:
+    """The Batch API client, like the chat one, does not tell the endpoint the user's OS,
+    architecture or Python (``SDK_PLATFORM_HEADERS``)."""
+    from analysis.llm.client import SDK_PLATFORM_HEADERS
+
+    (result,) = run_batch(model, store, settings, ["p"])
+    assert result.error is None and len(server.batches) == 1
+    assert {"content-type", "user-agent"} <= server.header_names
+    assert not {h.lower() for h in SDK_PLATFORM_HEADERS} & server.header_names
+
+
 @pytest.mark.parametrize("op", ["upload", "create", "list", "poll", "download"])
 def test_every_batch_request_is_under_the_per_attempt_deadline(
     server: FakeOpenAI, model: ModelSpec, store: Path, settings: ClientSettings, op: str
