@@ -110,7 +110,10 @@ OMIT_FROM = ("results/{name}/embeddings/responses.parquet",)
 #: kept with it by ``--keep-omitted`` (its benchmark file, read by ``--complete-at``, and log)
 OMITTED_WITH = {
     "results/{name}/embeddings/responses.parquet": (
-        ("results/{name}/stage3/responses.parquet",),
+        (
+            "results/{name}/stage3/responses.parquet",
+            "results/{name}/tables/preference_ratings.parquet",
+        ),
         (
             "logs/{name}/benchmarks/text_embeddings.responses.tsv",
             "logs/{name}/text_embeddings.responses.log",

@@ -91,6 +91,35 @@ def pair_responses(examples: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFr
     (prompt, generator) for all users is matched on those two. Examples without both
     responses are dropped (and counted in the log).
     """
+    out = _attach_responses(examples, responses)
+    complete = out["personalized_response_id"].notna() & out["generic_response_id"].notna()
+    if (~complete).any():
+        log.warning("reward models: %d example(s) lack a response pair; dropped", (~complete).sum())
+    return out[complete].reset_index(drop=True)
+
+
+def rated_responses(ratings: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``responses`` a reward model can read: the personalized and the generic
+    response paired (as :func:`pair_responses` pairs them) with an example a person rated, in
+    any round.
+
+    Why: the reward models are the only reader of the responses' embeddings, and a response is
+    the costliest text to embed (MiniLM reads up to 256 of its tokens); the other responses'
+    vectors would be computed for nothing, and on a dataset without human stage-3 ratings no
+    response is embedded at all.
+    """
+    _check_ratings(ratings)
+    rated = _keyed(ratings[(ratings["rater_kind"] == "human") & ratings["rating"].notna()])
+    paired = _attach_responses(rated[EXAMPLE_KEY].drop_duplicates(), responses)
+    ids = set(paired["personalized_response_id"].dropna()) | set(
+        paired["generic_response_id"].dropna()
+    )
+    return responses[responses["response_id"].astype(str).isin(ids)]
+
+
+def _attach_responses(examples: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
+    """``examples`` with ``personalized_response_id`` and ``generic_response_id`` (missing
+    where the responses have none), for :func:`pair_responses`."""
     for col in ("response_id", "user_id", "prompt_id", "generator", "condition"):
         if col not in responses.columns:
             raise FeatureError(f"stage3/responses.parquet: missing column {col!r}")
@@ -116,11 +145,7 @@ def pair_responses(examples: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFr
     out = examples.merge(pers, on=key, how="left").merge(gen_user, on=key, how="left")
     out = out.merge(gen_any, on=["prompt_id", "generator"], how="left")
     out["generic_response_id"] = out["generic_response_id"].fillna(out["generic_any"])
-    out = out.drop(columns="generic_any")
-    complete = out["personalized_response_id"].notna() & out["generic_response_id"].notna()
-    if (~complete).any():
-        log.warning("reward models: %d example(s) lack a response pair; dropped", (~complete).sum())
-    return out[complete].reset_index(drop=True)
+    return out.drop(columns="generic_any")
 
 
 def judge_ratings(ratings: pd.DataFrame, examples: pd.DataFrame, round_: str) -> pd.DataFrame:

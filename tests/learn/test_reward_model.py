@@ -11,6 +11,7 @@ from analysis.learn.reward_model import (
     RewardResult,
     human_ceiling_pairs,
     pair_responses,
+    rated_responses,
     train_reward_models,
 )
 from analysis.settings import LearnConfig, StatsConfig
@@ -100,6 +101,43 @@ def test_generic_response_shared_across_users_is_matched() -> None:
     out = pair_responses(examples, responses)
     assert out["generic_response_id"].tolist() == ["rg", "rg"]
     assert out["personalized_response_id"].tolist() == ["r1", "r2"]
+
+
+def test_the_responses_embedded_are_exactly_those_the_reward_models_read(
+    learn: LearnConfig,
+) -> None:
+    """Rule text_embeddings embeds only ``rated_responses``: the models trained on those
+    responses' vectors alone give the same bytes as with every response's; the responses of
+    an example only a model rated, and the other conditions, are left out."""
+    world = stage3_world(n_users=8)
+    model_only = (
+        world["responses"]
+        .iloc[:2]
+        .assign(response_id=["rm-gen", "rm-pers"], prompt_id="p-model-only")
+    )
+    profile = world["responses"].iloc[:1].assign(response_id="r-profile", condition="full_profile")
+    world["responses"] = pd.concat([world["responses"], model_only, profile], ignore_index=True)
+    judged = world["ratings"].iloc[:1].assign(prompt_id="p-model-only", rater_kind="model")
+    world["ratings"] = pd.concat([world["ratings"], judged], ignore_index=True)
+
+    kept = rated_responses(world["ratings"], world["responses"])
+    left_out = set(world["responses"]["response_id"]) - set(kept["response_id"])
+    assert left_out == {"rm-gen", "rm-pers", "r-profile"}
+    everything = run(world, learn)
+    only_kept = run(
+        {
+            **world,
+            "response_embeddings": world["response_embeddings"][
+                world["response_embeddings"]["id"].isin(kept["response_id"])
+            ],
+        },
+        learn,
+    )
+    assert everything is not None and only_kept is not None
+    pd.testing.assert_frame_equal(everything.predictions, only_kept.predictions, check_exact=True)
+
+    humans = world["ratings"]["rater_kind"] == "human"
+    assert rated_responses(world["ratings"][~humans], world["responses"]).empty
 
 
 def test_without_human_ratings_no_result(learn: LearnConfig) -> None:

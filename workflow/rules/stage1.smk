@@ -77,18 +77,23 @@ rule attribute_judgments:
         "../scripts/attribute_judgments.py"
 
 
+# Per kind, the table its texts come from; responses also read the ratings, because only the
+# responses paired with a human rating are embedded (the reward models read no others).
 EMBEDDING_INPUTS = {
-    "attributes": results("tables/attributes.parquet"),
-    "reasons": results("tables/attributes.parquet"),
-    "prompts": results("tables/prompts.parquet"),
-    "responses": results("stage3/responses.parquet"),
+    "attributes": {"table": results("tables/attributes.parquet")},
+    "reasons": {"table": results("tables/attributes.parquet")},
+    "prompts": {"table": results("tables/prompts.parquet")},
+    "responses": {
+        "table": results("stage3/responses.parquet"),
+        "ratings": results("tables/preference_ratings.parquet"),
+    },
 }
 
 
 rule text_embeddings:
-    """MiniLM vectors (normalized float32) of every attribute, reason, prompt or response."""
+    """MiniLM vectors (normalized float32) of each attribute, reason, prompt or rated response."""
     input:
-        table=lambda wildcards: EMBEDDING_INPUTS[wildcards.kind],
+        unpack(lambda wildcards: EMBEDDING_INPUTS[wildcards.kind]),
     output:
         table=results(f"embeddings/{{kind}}.parquet"),
     log:
@@ -101,6 +106,6 @@ rule text_embeddings:
     resources:
         mem_mb=3000,
     params:
-        code=code_hash("analysis.stages.embeddings"),
+        code=code_hash("analysis.stages.embeddings", "analysis.learn.reward_model"),
     script:
         "../scripts/text_embeddings.py"

@@ -1,10 +1,15 @@
-"""Rule text_embeddings: MiniLM vectors of one kind of text (id, embedding)."""
+"""Rule text_embeddings: MiniLM vectors of one kind of text (id, embedding); of the responses,
+only those paired with a human rating (the reward models read no others)."""
 
+from analysis.learn.reward_model import rated_responses
 from analysis.stages.embeddings import embedding_table, kind_texts, write_embedding_table
 from analysis.workflow_io import read, rule_logging
 
 with rule_logging(snakemake) as log:
-    ids, texts = kind_texts(snakemake.wildcards.kind, read(snakemake.input.table))
-    table = embedding_table(ids, texts)
-    write_embedding_table(table, snakemake.output.table)
-    log.info("%s: %d vectors", snakemake.wildcards.kind, len(table))
+    kind, table = snakemake.wildcards.kind, read(snakemake.input.table)
+    if "ratings" in snakemake.input.keys():
+        table = rated_responses(read(snakemake.input.ratings), table)
+    ids, texts = kind_texts(kind, table)
+    result = embedding_table(ids, texts)
+    write_embedding_table(result, snakemake.output.table)
+    log.info("%s: %d vectors", kind, len(result))
