@@ -8,7 +8,9 @@ from analysis.workflow_io import read, rule_logging
 with rule_logging(snakemake) as log:
     kind, table = snakemake.wildcards.kind, read(snakemake.input.table)
     if "ratings" in snakemake.input.keys():
-        table = rated_responses(read(snakemake.input.ratings), table)
+        rated = rated_responses(read(snakemake.input.ratings), table)
+        log.info("responses: %d of %d paired with a human rating", len(rated), len(table))
+        table = rated
     ids, texts = kind_texts(kind, table)
     result = embedding_table(ids, texts)
     write_embedding_table(result, snakemake.output.table)
