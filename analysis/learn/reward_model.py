@@ -62,13 +62,20 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{c: frame[c].astype(str) for c in EXAMPLE_KEY})
 
 
+def _human_ratings(ratings: pd.DataFrame, round_: str | None = None) -> pd.DataFrame:
+    """The people's ratings (rows with a rating) of ``round_``, or of every round, keyed, the
+    rating as float: what the examples, the ceiling and the embedded responses start from."""
+    keep = (ratings["rater_kind"] == "human") & ratings["rating"].notna()
+    if round_ is not None:
+        keep &= ratings["round"] == round_
+    return _keyed(ratings[keep]).assign(rating=lambda d: d["rating"].astype(float))
+
+
 def human_examples(ratings: pd.DataFrame, round_: str) -> pd.DataFrame:
     """One row per human-rated example of ``round_``: mean rating and number of raters."""
     _check_ratings(ratings)
-    h = _keyed(ratings[(ratings["rater_kind"] == "human") & (ratings["round"] == round_)])
-    h = h[h["rating"].notna()]
     return (
-        h.assign(rating=h["rating"].astype(float))
+        _human_ratings(ratings, round_)
         .groupby(EXAMPLE_KEY, sort=True)
         .agg(human_mean=("rating", "mean"), n_humans=("rating", "size"))
         .reset_index()
@@ -109,8 +116,8 @@ def rated_responses(ratings: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFr
     response is embedded at all.
     """
     _check_ratings(ratings)
-    rated = _keyed(ratings[(ratings["rater_kind"] == "human") & ratings["rating"].notna()])
-    paired = _attach_responses(rated[EXAMPLE_KEY].drop_duplicates(), responses)
+    rated = _human_ratings(ratings)[EXAMPLE_KEY].drop_duplicates()
+    paired = _attach_responses(rated, responses)
     ids = set(paired["personalized_response_id"].dropna()) | set(
         paired["generic_response_id"].dropna()
     )
@@ -171,8 +178,7 @@ def human_ceiling_pairs(ratings: pd.DataFrame, round_: str) -> pd.DataFrame:
     Only examples rated by two or more people contribute; the correlation of the two columns
     is what one person achieves against the others, the ceiling a model can be read against.
     """
-    h = _keyed(ratings[(ratings["rater_kind"] == "human") & (ratings["round"] == round_)])
-    h = h[h["rating"].notna()].assign(rating=lambda d: d["rating"].astype(float))
+    h = _human_ratings(ratings, round_)
     h = h.groupby([*EXAMPLE_KEY, "rater"], sort=True)["rating"].mean().reset_index()
     g = h.groupby(EXAMPLE_KEY)["rating"]
     total, count = g.transform("sum"), g.transform("size")
