@@ -29,33 +29,13 @@ them again, so a SLURM run can be added to the table of an earlier local session
 A scale listed with ``--not-run`` gets its command and, from the two largest scales run, a
 power-law *extrapolation* of its wall time and largest process (labelled as such).
 
-``--omit-at K`` runs scale K without the MiniLM embeddings of the responses (``OMIT_FROM``,
-with Snakemake's ``--omit-from``, so every rule downstream of them is left out too: the
-reward models and the paper rules). Those embeddings are the one local-model job that grows
-with K (the simulated attributes, reasons and prompt texts repeat, and the mention detector
-encodes each distinct sentence once): at K = 100 they are hours of CPU on two cores, while
-the rest of the workflow fits a session. The row lists what was left out; nothing is
-estimated for it.
-
-``--complete-at K`` finishes such a partial run in the same copy, after the code there is
-refreshed from the repository: the responses' embeddings (if not yet there), then every rule
-left out. Only missing outputs run (``--rerun-triggers mtime input``: the partial run's
-outputs are kept even where the code hash changed since). Each rule it ran is measured from
-its benchmark file and the run as a whole like any row; the result is kept with the partial
-row and shown beside it.
-``--keep-omitted`` (with ``--rerun K --omit-at K``) reruns scale K in that copy rather than a
-fresh one, its code refreshed, and keeps what the partial run omits (the responses' embeddings
-of an earlier completion, with their benchmark file): set aside before the run, put back
-after it when the inputs it wrote are byte-identical (sha256) to those they were computed
-from, and discarded otherwise. ``--complete-at K`` then runs only the rules left out (a dry
-run first: it stops rather than compute embeddings again). So a change to the non-model
-rules is measured at K = 100 without hours of MiniLM.
-``--keep-completion`` (with ``--rerun K --omit-at K``) keeps scale K's earlier completion
-beside the new partial row, labelled as kept: for a change that touches none of the rules the
-completion ran, when the copy no longer holds the responses' embeddings to run them again.
 With ``--local-from-results`` the rows already in ``results.json`` are kept and only the
 scales of ``--scales`` that have no row (and are not ``--not-run``) or are listed in
 ``--rerun`` are run.
+
+The time target is for the workflow without its local-model rules; with two jobs at once a
+run's wall time mixes both, so each row also gives the other rules' wall times summed job by
+job (their wall time if no two ran at once: an upper bound), which the target is read on.
 """
 
 from __future__ import annotations
@@ -79,13 +59,9 @@ import psutil
 import pyarrow.parquet as pq
 from results_io import RESULTS, update_readme, update_results
 from rule_table import rule_table
-from workflow_bench import REPO_ROOT, copy_sources, fresh_copy, jobs_run, snakemake
-
-from analysis.provenance import sha256_file
+from workflow_bench import REPO_ROOT, fresh_copy, snakemake
 
 WORK = REPO_ROOT / "benchmarks" / ".work"
-#: where ``--keep-omitted`` holds a scale's omitted outputs during its partial run
-KEPT = WORK / "kept-omitted"
 #: rules whose work does not depend on the data's size: their time is a job's start-up
 CONSTANT_RULES = ("resolved_config", "software_environment", "dataset_description")
 #: rules that run a local model over texts, timed apart (texts/s), outside the time target
@@ -104,22 +80,6 @@ SLURM_FLAGS = (
     "5",
 )
 #: "Job 1 has been submitted with SLURM jobid 7 (log: .../slurm_logs/rule_x/7.log)."
-#: targets ``--omit-at`` leaves out, with everything downstream (``{name}``: the dataset)
-OMIT_FROM = ("results/{name}/embeddings/responses.parquet",)
-#: each omitted output, its inputs (workflow/rules/stage1.smk EMBEDDING_INPUTS) and the files
-#: kept with it by ``--keep-omitted`` (its benchmark file, read by ``--complete-at``, and log)
-OMITTED_WITH = {
-    "results/{name}/embeddings/responses.parquet": (
-        (
-            "results/{name}/stage3/responses.parquet",
-            "results/{name}/tables/preference_ratings.parquet",
-        ),
-        (
-            "logs/{name}/benchmarks/text_embeddings.responses.tsv",
-            "logs/{name}/text_embeddings.responses.log",
-        ),
-    )
-}
 SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: \S+?/rule_(\w+)/")
 
 
@@ -128,20 +88,14 @@ def overrides(world: Path, k: int) -> str:
     return f"data=bundled data.root={world} data.name=sim-scale-{k} models=none"
 
 
-def omitted(k: int) -> list[str]:
-    """The ``--omit-from`` targets of a scale-K run that leaves out the responses' embeddings."""
-    return [t.format(name=f"sim-scale-{k}") for t in OMIT_FROM]
-
-
-def command(k: int, cores: int, omit: bool = False) -> str:
+def command(k: int, cores: int) -> str:
     """The exact commands that reproduce one row."""
     world = f"benchmarks/.work/scale-worlds/{k}"
     sim = "" if k == 1 else f"python -m analysis.cli simulate --scale {k} --out {world} && "
     root = "data/raw/bundled" if k == 1 else f"$PWD/{world}"
-    leave_out = f"--omit-from {' '.join(omitted(k))} " if omit else ""
     return (
         f"{sim}snakemake --workflow-profile workflow/profiles/default --cores {cores} "
-        f'{leave_out}--config overrides="{overrides(Path(root), k)}"'
+        f'--config overrides="{overrides(Path(root), k)}"'
     )
 
 
@@ -177,57 +131,8 @@ def texts_of(results: Path, rule: str) -> int:
     return rows_of(results / "tables", ("responses",))
 
 
-def set_aside_omitted(copy: Path, k: int) -> dict[str, dict]:
-    """Move scale K's omitted outputs (and their benchmark files and logs) out of the copy.
-
-    A partial run does not make them, but it deletes the dataset's results first; for
-    ``--keep-omitted``. Returns, per output set aside, the sha256 of each of its inputs now
-    and the files moved.
-    """
-    name = f"sim-scale-{k}"
-    kept: dict[str, dict] = {}
-    for output, (inputs, extras) in OMITTED_WITH.items():
-        out = output.format(name=name)
-        if not (copy / out).is_file():
-            continue
-        candidates = (out, *(e.format(name=name) for e in extras))
-        files = [rel for rel in candidates if (copy / rel).is_file()]
-        rels = [i.format(name=name) for i in inputs]
-        kept[out] = {
-            "inputs": {rel: sha256_file(copy / rel) for rel in rels},
-            "files": files,
-        }
-        for rel in files:
-            (KEPT / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(copy / rel, KEPT / rel)
-    return kept
-
-
-def restore_omitted(copy: Path, kept: dict[str, dict]) -> list[str]:
-    """Put back each output set aside whose inputs the partial run wrote again byte-identical.
-
-    The completion then marks it up to date (``snakemake --touch``): the same bytes went in.
-    An output whose inputs changed is discarded, and the completion computes it
-    again. Returns the outputs put back.
-    """
-    back = []
-    for out, held in kept.items():
-        same = all(
-            (copy / i).is_file() and sha256_file(copy / i) == digest
-            for i, digest in held["inputs"].items()
-        )
-        for rel in held["files"]:
-            if same:
-                shutil.move(KEPT / rel, copy / rel)
-            else:
-                (KEPT / rel).unlink()
-        if same:
-            back.append(out)
-    return back
-
-
-def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
-    """Simulate, run and measure the scale-K dataset in ``copy`` (``omit``: see OMIT_FROM)."""
+def run_scale(copy: Path, k: int, cores: int) -> dict:
+    """Simulate, run and measure the scale-K dataset in ``copy``: the whole workflow."""
     world, sim_s = world_for(k)
     name = f"sim-scale-{k}"
     for folder in (f"results/{name}", f"logs/{name}", f"paper/build/{name}"):
@@ -239,7 +144,6 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
         "workflow/profiles/default",
         "--cores",
         str(cores),
-        *(["--omit-from", *omitted(k)] if omit else []),
         "--config",
         f"overrides={overrides(world, k)}",
     )
@@ -260,12 +164,15 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
         for rule in MODEL_RULES
         if rule in table.index
     }
+    is_model = table.index.isin(list(MODEL_RULES))
     return {
         "k": k,
         "judgments": n,
         "simulate_s": None if sim_s is None else round(sim_s, 1),
         "total_wall_s": round(run.seconds, 1),
         "total_cpu_s": round(run.cpu_seconds, 1),
+        "model_rules_wall_s": round(float(table.loc[is_model, "wall_s"].sum()), 1),
+        "other_rules_wall_s": round(float(table.loc[~is_model, "wall_s"].sum()), 1),
         "peak_tree_rss_mb": round(run.tree.peak_tree_bytes / 2**20, 1),
         "largest_process_rss_mb": round(run.max_child_rss_bytes / 2**20, 1),
         "load_before": [round(x, 2) for x in load],
@@ -282,70 +189,7 @@ def run_scale(copy: Path, k: int, cores: int, omit: bool = False) -> dict:
             for rule, row in per_job.iterrows()
         },
         "model_rules": models,
-        "omitted_from": omitted(k) if omit else [],
-        "command": command(k, cores, omit),
-    }
-
-
-def refreshed_copy() -> Path:
-    """The scale copy with today's code; its results, logs, Snakemake metadata and worlds stay."""
-    return copy_sources(WORK / "scale-copy")
-
-
-def complete_scale(k: int, cores: int, partial: dict) -> dict:
-    """Run what the partial scale-K run in the scale copy left out, and measure it.
-
-    The rules left out are measured from their benchmark files, whichever invocation ran them
-    (a run that failed part-way and was resumed keeps its finished rules' files).
-    """
-    copy = refreshed_copy()
-    world, _ = world_for(k)
-    name = f"sim-scale-{k}"
-    bench = copy / "logs" / name / "benchmarks"
-    profile = ("--workflow-profile", "workflow/profiles/default", "--cores", str(cores))
-    config = ("--config", f"overrides={overrides(world, k)}")
-    embeddings = copy / "results" / name / "embeddings" / "responses.parquet"
-    kept = embeddings.exists() and str(embeddings.relative_to(copy)) in partial.get(
-        "kept_omitted", []
-    )
-    if kept:  # Snakemake dates an output by its own record of the job, not the file's mtime
-        snakemake(copy, *profile, "--touch", str(embeddings.relative_to(copy)), *config)
-    elif not embeddings.exists():  # its own job first: timed apart, outside the target
-        snakemake(copy, *profile, str(embeddings.relative_to(copy)), *config)
-    triggers = ("--rerun-triggers", "mtime", "input")
-    planned = jobs_run(snakemake(copy, *profile, *triggers, "-n", *config).stdout)
-    if "text_embeddings" in planned:
-        raise RuntimeError(
-            f"the completion of K = {k} would compute embeddings again ({planned}); the left-out "
-            "rules' time would include a local-model job"
-        )
-    load = os.getloadavg()
-    run = snakemake(copy, *profile, *triggers, *config)
-    table = rule_table(bench)
-    left_out = table.loc[[r for r in table.index if r not in partial["rules"]]]
-    embedded = pd.read_csv(bench / "text_embeddings.responses.tsv", sep="\t").iloc[0]
-    texts = pq.read_metadata(embeddings).num_rows
-    return {
-        "last_run_wall_s": round(run.seconds, 1),
-        "last_run_cpu_s": round(run.cpu_seconds, 1),
-        "last_run_largest_process_rss_mb": round(run.max_child_rss_bytes / 2**20, 1),
-        "load_before": [round(x, 2) for x in load],
-        "load_after": [round(x, 2) for x in os.getloadavg()],
-        "rules": {
-            rule: {key: float(row[key]) for key in ("jobs", "wall_s", "cpu_s", "max_rss_mb")}
-            for rule, row in left_out.iterrows()
-        },
-        "responses_embeddings": {
-            "kept": bool(kept),
-            "texts": int(texts),
-            "wall_s": round(float(embedded["s"]), 1),
-            "cpu_s": round(float(embedded["cpu_time"]), 1),
-            "texts_per_s": round(texts / max(float(embedded["s"]), 1e-9), 1),
-            "max_rss_mb": round(float(embedded["max_rss"]), 1),
-        },
-        "command": command(k, cores).replace(
-            "snakemake ", "snakemake --rerun-triggers mtime input ", 1
-        ),
+        "command": command(k, cores),
     }
 
 
@@ -432,41 +276,6 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     }
 
 
-def incomplete(k: int) -> dict:
-    """The rules a stopped local scale-K run finished (their benchmark files), as measured."""
-    copy = WORK / "scale-copy"
-    table = rule_table(copy / "logs" / f"sim-scale-{k}" / "benchmarks")
-    constant = table.loc[[r for r in CONSTANT_RULES if r in table.index]]
-    return {
-        "k": k,
-        "judgments": rows_of(copy / "results" / f"sim-scale-{k}" / "tables", JUDGMENT_TABLES),
-        "startup_s": float(statistics.median(constant["wall_s"] / constant["jobs"])),
-        "startup_rss_mb": float(statistics.median(constant["max_rss_mb"])),
-        "rules": {
-            rule: {key: float(row[key]) for key in ("jobs", "wall_s", "cpu_s", "max_rss_mb")}
-            for rule, row in table.sort_values("wall_s", ascending=False).iterrows()
-        },
-    }
-
-
-def rule_estimates(a: dict, b: dict, k: int) -> dict:
-    """Per rule of run ``b``: its wall time extrapolated to scale ``k`` (not a measurement).
-
-    Start-up per job plus the net time grown with the rule's own slope between ``a`` and
-    ``b`` (:func:`growth`); rules without a slope (constant work, or too short to measure)
-    keep ``b``'s time.
-    """
-    slopes = growth(a, b)["rules"]
-    factor = k / b["k"]
-    out = {}
-    for rule, rb in b["rules"].items():
-        start = rb["jobs"] * b["startup_s"]
-        slope = (slopes.get(rule) or {}).get("time_slope")
-        net = max(rb["wall_s"] - start, 0.0)
-        out[rule] = rb["wall_s"] if slope is None else round(start + net * factor**slope, 1)
-    return out
-
-
 def extrapolate(a: dict, b: dict, k: int) -> dict:
     """Power-law extrapolation to scale ``k`` of wall time and memory from runs ``a``, ``b``.
 
@@ -491,8 +300,7 @@ def growth(a: dict, b: dict) -> dict:
     out = {}
     for rule, rb in b["rules"].items():
         ra = a["rules"].get(rule)
-        # a rule that ran a different number of jobs (e.g. 3 of the 4 embedding kinds in a
-        # run with --omit-at) has no comparable time
+        # a rule that ran a different number of jobs (e.g. more shards) has no comparable time
         if ra is None or rule in CONSTANT_RULES or ra["jobs"] != rb["jobs"]:
             continue
         ta = ra["wall_s"] - ra["jobs"] * a["startup_s"]
@@ -518,6 +326,21 @@ def machine() -> dict:
     }
 
 
+def target_line(r: dict) -> str:
+    """The targets read on one run: the non-model rules' summed time and the largest process."""
+    summed, largest = r["other_rules_wall_s"], r["largest_process_rss_mb"]
+    time_met = "met" if summed < TARGET_MINUTES * 60 else "not met"
+    memory_met = "met" if largest < TARGET_GB * 1024 else "not met"
+    return (
+        f"Targets at K = {r['k']}: every rule but the local-model ones, their wall times summed "
+        f"job by job (what they take one at a time: an upper bound on their wall time), {summed} s "
+        f"(target {TARGET_MINUTES * 60} s: {time_met}); the largest process {largest} MB "
+        f"(target {TARGET_GB * 1024} MB: {memory_met}). The whole workflow, local-model rules "
+        f"included ({r['model_rules_wall_s']} s of their jobs), took {r['total_wall_s']} s wall "
+        f"with two jobs at once."
+    )
+
+
 def section(payload: dict) -> str:
     """The README section: one row per scale, the slowest rules, growth, model throughput."""
     runs, lines = payload["runs"], ["<!-- scale:start -->", "## Scale: 1, 10, 100 times the study"]
@@ -525,31 +348,37 @@ def section(payload: dict) -> str:
         "",
         "`python benchmarks/bench_scale.py` (no model calls; a fresh copy; "
         f"{payload['machine']['cpus']} CPUs, {payload['machine']['memory_gb']} GB, "
-        f"{payload['machine']['platform']}). The machine was shared: load averages (1, 5, 15 min) "
-        "before and after each run are given. Targets: K = 100 under "
-        f"{TARGET_MINUTES} min with peak memory under {TARGET_GB} GB on 2 cores; no rule "
-        "growing faster than n log n in judgments.",
+        f"{payload['machine']['platform']}). Load averages (1, 5, 15 min) before and after each "
+        f"run are given. Targets: K = 100 under {TARGET_MINUTES} min without the local-model "
+        f"rules, with peak memory under {TARGET_GB} GB on 2 cores; no rule growing faster than "
+        "n log n in judgments.",
         "",
-        "| K | judgments | simulate s | workflow wall s | CPU s | peak tree RSS MB "
-        "| largest process MB | load before | load after |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| K | judgments | simulate s | workflow wall s | CPU s | local-model rules s "
+        "| other rules summed s | peak tree RSS MB | largest process MB | load before "
+        "| load after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for k in payload["scales"]:
         r = runs.get(str(k))
         if r is None:
-            stopped = str(k) in (payload.get("incomplete") or {})
-            lines.append(
-                f"| {k} | {'not one run, see below' if stopped else 'not run'} | | | | | | | |"
-            )
+            lines.append(f"| {k} | not run | | | | | | | | | |")
             continue
-        partial = " (partial, see below)" if r.get("omitted_from") else ""
         sim = "not timed (world written before)" if r["simulate_s"] is None else r["simulate_s"]
         lines.append(
-            f"| {k}{partial} | {r['judgments']} | {sim} | {r['total_wall_s']} "
-            f"| {r['total_cpu_s']} | {r['peak_tree_rss_mb']} | {r['largest_process_rss_mb']} "
-            f"| {r['load_before']} | {r['load_after']} |"
+            f"| {k} | {r['judgments']} | {sim} | {r['total_wall_s']} | {r['total_cpu_s']} "
+            f"| {r['model_rules_wall_s']} | {r['other_rules_wall_s']} | {r['peak_tree_rss_mb']} "
+            f"| {r['largest_process_rss_mb']} | {r['load_before']} | {r['load_after']} |"
         )
-    lines += partial_notes(runs)
+    biggest = runs[str(max(int(k) for k in runs))]
+    lines += [
+        "",
+        target_line(biggest),
+        "",
+        "Commands: "
+        + "; ".join(
+            f"K = {r['k']}: `{r['command']}`" for r in sorted(runs.values(), key=lambda v: v["k"])
+        ),
+    ]
     slurm = payload.get("slurm") or {}
     if slurm:
         lines += [
@@ -573,9 +402,7 @@ def section(payload: dict) -> str:
             )
         lines += ["", "Command: `" + "`; `".join(r["command"] for r in slurm.values()) + "`"]
     for k in payload["not_run"]:
-        stopped = str(k) in (payload.get("incomplete") or {})
-        done = "did not run through in one go" if stopped else "was not run"
-        lines += ["", f"K = {k} {done} here; its command: `{command(k, payload['cores'])}`"]
+        lines += ["", f"K = {k} was not run here; its command: `{command(k, payload['cores'])}`"]
         est = (payload.get("extrapolated") or {}).get(str(k))
         if est:
             lines += [
@@ -588,7 +415,6 @@ def section(payload: dict) -> str:
                 f"{est['largest_process_rss_mb_slope']}) and a process tree of about "
                 f"{est['peak_tree_rss_mb']:.0f} MB, under the same load.",
             ]
-    biggest = runs[str(max(int(k) for k in runs))]
     top = sorted(biggest["rules"].items(), key=lambda kv: -kv[1]["wall_s"])[:10]
     lines += [
         "",
@@ -624,7 +450,8 @@ def section(payload: dict) -> str:
     if model_rows:
         lines += [
             "",
-            "Local-model rules (outside the time target): texts per second",
+            "Local-model rules (outside the time target): texts per second (rows written; the "
+            "embedder encodes each distinct text once)",
             "",
             "| K | rule | texts | wall s | texts/s | peak RSS MB |",
             "|---|---|---|---|---|---|",
@@ -632,134 +459,12 @@ def section(payload: dict) -> str:
         lines += [
             f"| {k} | {rule} | {v['texts']} | {v['wall_s']} | {v['texts_per_s']} "
             f"| {v['max_rss_mb']} |"
-            for k, rule, v in model_rows
+            for k, rule, v in sorted(model_rows, key=lambda row: (row[0], row[1]))
         ]
-    for k, part in (payload.get("incomplete") or {}).items():
-        lines += [
-            "",
-            f"**K = {k}: not one uninterrupted run** (not a row of the table above): each rule "
-            "from its benchmark file (wall s, CPU s, peak RSS MB); a rule absent did not run:",
-            "",
-            "| rule | jobs | wall s | CPU s | peak RSS MB |",
-            "|---|---|---|---|---|",
-        ]
-        g = part.get("growth") or {"rules": {}}
-        est = part.get("estimates") or {}
-        head = "".join(f" | K = {e} wall s, **extrapolated**" for e in est)
-        lines[-2] = lines[-2].rstrip("|").rstrip() + " | time slope" + head + " |"
-        lines[-1] = lines[-1] + "---|" * (1 + len(est))
-        for rule, v in part["rules"].items():
-            slope = (g["rules"].get(rule) or {}).get("time_slope")
-            lines.append(
-                f"| {rule} | {v['jobs']:.0f} | {v['wall_s']} | {v['cpu_s']} | {v['max_rss_mb']} "
-                f"| {'' if slope is None else slope} |"
-                + "".join(f" {e.get(rule, 'not all jobs finished')} |" for e in est.values())
-            )
-        for e, times in est.items():
-            model = sum(t for r, t in times.items() if r in MODEL_RULES)
-            total = sum(times.values())
-            lines += [
-                "",
-                f"Sum of the K = {e} extrapolated rule times (**an estimate**): {total:.0f} s run "
-                f"one after another (with 2 jobs at once the wall time lies between {total / 2:.0f}"
-                f" and {total:.0f} s), of which {model:.0f} s are the local-model rules "
-                f"({', '.join(MODEL_RULES)}); every other rule together: {total - model:.0f} s.",
-            ]
-        if g.get("nlogn_slope") is not None:
-            lines += [
-                "",
-                f"Time slope: log time in log judgments between K = {g['between'][0]} and "
-                f"K = {g['between'][1]} ({part['judgments']} judgments), net of start-up; n log n "
-                f"is {g['nlogn_slope']}. The extrapolated column is start-up plus the net time "
-                "grown with that slope: an estimate, not a measurement.",
-            ]
     for note in payload.get("notes", []):
         lines += ["", note]
     lines.append("<!-- scale:end -->")
     return "\n".join(lines) + "\n"
-
-
-def partial_notes(runs: dict[str, dict]) -> list[str]:
-    """For each run made with ``--omit-at``: what it left out and its time without model rules."""
-    lines: list[str] = []
-    for key, r in sorted(runs.items(), key=lambda kv: int(kv[0])):
-        if not r.get("omitted_from"):
-            continue
-        fuller = [v for v in runs.values() if not v.get("omitted_from")]
-        ran_before = set(max(fuller, key=lambda v: v["k"])["rules"]) if fuller else set()
-        left_out = sorted(ran_before - set(r["rules"]))
-        model_wall = sum(v["wall_s"] for rule, v in r["rules"].items() if rule in MODEL_RULES)
-        rest = sum(v["wall_s"] for rule, v in r["rules"].items() if rule not in MODEL_RULES)
-        lines += [
-            "",
-            f"K = {key} is partial: it ran with `--omit-from {' '.join(r['omitted_from'])}`, "
-            "the responses' MiniLM embeddings, and so without every rule that needs them: "
-            + (", ".join(left_out) if left_out else "no other rule")
-            + ". Its "
-            f"workflow wall time includes {model_wall:.0f} s of local-model rule time (the "
-            "MiniLM embeddings of attributes, reasons and prompts and the mention detector; "
-            "outside the time target); "
-            f"the other rules' wall times sum to {rest:.0f} s run one after another "
-            f"(target {TARGET_MINUTES * 60} s for the whole non-model workflow, which this "
-            "row does not contain in full).",
-        ]
-        done = r.get("completion")
-        if done:
-            lines += completion_notes(key, r, done)
-    return lines
-
-
-def completion_notes(key: str, partial: dict, done: dict) -> list[str]:
-    """The rules a partial row left out, run afterwards in its copy, and the totals with them."""
-    e = done["responses_embeddings"]
-    rest = {r: v for r, v in done["rules"].items() if r not in MODEL_RULES}
-    summed = round(sum(v["wall_s"] for v in rest.values()), 1)
-    non_model_partial = sum(
-        v["wall_s"] for rule, v in partial["rules"].items() if rule not in MODEL_RULES
-    )
-    largest = max([partial["largest_process_rss_mb"], *(v["max_rss_mb"] for v in rest.values())])
-    lines = [
-        "",
-        f"**K = {key} completed** in the same copy (`{done['command']}`, code refreshed; only "
-        "missing outputs ran)"
-        + (
-            ", measured after an earlier partial run and kept beside this one "
-            "(`--keep-completion`: the change measured by this partial run touches none of "
-            "the rules below)"
-            if done.get("kept")
-            else ""
-        )
-        + ". The responses' MiniLM embeddings, a job of their own "
-        + (
-            "(kept from an earlier completion, after the partial run that completion followed "
-            "wrote their input again byte-identical; their figures are that job's) "
-            if e.get("kept")
-            else "first "
-        )
-        + f"(local model, outside the target): {e['texts']} texts in {e['wall_s']} s wall, "
-        f"{e['cpu_s']} CPU s ({e['texts_per_s']} texts/s), peak RSS {e['max_rss_mb']} MB. "
-        f"The rules left out, from their benchmark files, summed one after another: {summed} s "
-        f"wall. The partial run's wall time plus that sum, everything but the responses' "
-        f"embeddings: {round(partial['total_wall_s'] + summed, 1)} s (target "
-        f"{TARGET_MINUTES * 60} s; it includes the other local-model rules' time); largest "
-        f"process over both {largest} MB (target {TARGET_GB * 1024} MB: "
-        f"{'met' if largest < TARGET_GB * 1024 else 'not met'}). Every rule but the "
-        "local-model ones, their wall times summed one after another (what that workflow "
-        "takes run job by job, no two at once, Snakemake's own start-up aside): "
-        f"{round(non_model_partial + summed, 1)} s (target {TARGET_MINUTES * 60} s: "
-        f"{'met' if non_model_partial + summed < TARGET_MINUTES * 60 else 'not met'}). The last "
-        "invocation "
-        f"took {done['last_run_wall_s']} s wall (load {done['load_before']} before, "
-        f"{done['load_after']} after).",
-        "",
-        "| rule left out | jobs | wall s | CPU s | peak RSS MB |",
-        "|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {rule} | {v['jobs']:.0f} | {v['wall_s']} | {v['cpu_s']} | {v['max_rss_mb']} |"
-        for rule, v in sorted(rest.items(), key=lambda kv: -kv[1]["wall_s"])
-    ]
-    return lines
 
 
 def main() -> None:
@@ -777,32 +482,7 @@ def main() -> None:
         "--local-from-results", action="store_true", help="local rows from results.json"
     )
     parser.add_argument(
-        "--incomplete",
-        type=int,
-        nargs="*",
-        default=[],
-        help="scales whose local run was stopped (or resumed): per-rule rows from the copy",
-    )
-    parser.add_argument(
-        "--omit-at", type=int, nargs="*", default=[], help="scales run without OMIT_FROM"
-    )
-    parser.add_argument(
         "--rerun", type=int, nargs="*", default=[], help="with --local-from-results: run again"
-    )
-    parser.add_argument(
-        "--complete-at", type=int, nargs="*", default=[], help="finish a partial run in the copy"
-    )
-    parser.add_argument(
-        "--keep-omitted",
-        action="store_true",
-        help="rerun in the existing copy (code refreshed), keeping an --omit-at scale's omitted "
-        "outputs where the run writes their inputs again byte-identical",
-    )
-    parser.add_argument(
-        "--keep-completion",
-        action="store_true",
-        help="with --rerun K: keep K's earlier completion beside the new partial row (for a "
-        "change to none of the rules it ran; the row says it is kept)",
     )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
     args = parser.parse_args()
@@ -815,20 +495,10 @@ def main() -> None:
         k for k in args.scales if k not in args.not_run and (str(k) not in runs or k in args.rerun)
     ]
     if to_run:
-        copy = refreshed_copy() if args.keep_omitted else fresh_copy(WORK / "scale-copy")
+        copy = fresh_copy(WORK / "scale-copy")
         for k in to_run:
-            omit = k in args.omit_at
-            held = set_aside_omitted(copy, k) if omit and args.keep_omitted else {}
-            earlier = runs.get(str(k), {}).get("completion")
-            runs[str(k)] = run_scale(copy, k, args.cores, omit=omit)
-            if earlier and args.keep_completion:
-                runs[str(k)]["completion"] = {**earlier, "kept": True}
-            if held:
-                runs[str(k)]["kept_omitted"] = restore_omitted(copy, held)
+            runs[str(k)] = run_scale(copy, k, args.cores)
             publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
-    for k in args.complete_at:
-        runs[str(k)]["completion"] = complete_scale(k, args.cores, runs[str(k)])
-        publish(args, runs, slurm)
     for k in args.slurm:
         slurm[str(k)] = run_slurm(k, args.slurm_jobs, args.shards, args.slurm_rules)
         publish(args, runs, slurm)
@@ -843,23 +513,6 @@ def publish(args: argparse.Namespace, runs: dict[str, dict], slurm: dict[str, di
     ran = sorted(int(k) for k in runs)
     not_run = [k for k in args.scales if str(k) not in runs]
     last_two = [runs[str(k)] for k in ran[-2:]]
-    parts = {str(k): incomplete(k) for k in args.incomplete}
-    for part in parts.values():
-        if ran and part["k"] > ran[-1]:
-            base = runs[str(ran[-1])]
-            # a rule with fewer jobs finished than the smaller run had (e.g. 3 of 4 embedding
-            # kinds) has no comparable time: no slope, no estimate
-            whole = {
-                rule: v
-                for rule, v in part["rules"].items()
-                if v["jobs"] == base["rules"].get(rule, {}).get("jobs")
-            }
-            part["growth"] = growth(base, {**part, "rules": whole})
-            part["estimates"] = {
-                str(k): rule_estimates(base, {**part, "rules": whole}, k)
-                for k in args.scales
-                if k > part["k"]
-            }
     payload = {
         "machine": machine(),
         "cores": args.cores,
@@ -873,7 +526,6 @@ def publish(args: argparse.Namespace, runs: dict[str, dict], slurm: dict[str, di
             else {}
         ),
         "slurm": slurm,
-        "incomplete": parts,
         "notes": args.note,
     }
     update_results("scale", payload)
