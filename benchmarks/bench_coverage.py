@@ -15,10 +15,13 @@ interval is wider than the estimator varies; below 1: narrower). The summary use
 Resumable: one JSON line per world is appended to ``coverage_worlds.jsonl`` (seed, n_boot,
 every estimate); a rerun skips seeds already there, so a later session extends R with
 ``--worlds`` larger than before. ``--summarize`` rebuilds results.json["coverage"] and the
-README section from the lines without simulating.
+README section from the lines without simulating. ``--jobs N`` runs N worlds at once in
+worker processes; the lines are still written in seed order. After a change to how an
+interval is computed, move the old lines away and run every world again: lines of two
+versions of the statistics do not mix.
 
     python benchmarks/bench_coverage.py --worlds 20              # a small check
-    python benchmarks/bench_coverage.py --worlds 1000 --n-boot 500
+    python benchmarks/bench_coverage.py --worlds 1000 --n-boot 500 --jobs 2
     python benchmarks/bench_coverage.py --summarize
 """
 
@@ -32,6 +35,8 @@ import platform
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -111,8 +116,20 @@ def done_seeds() -> set[int]:
     return {json.loads(line)["seed"] for line in WORLDS.read_text().splitlines() if line.strip()}
 
 
-def run_worlds(n_worlds: int, n_boot: int) -> None:
-    """Simulate and analyse worlds FIRST_SEED.. until ``n_worlds`` lines exist (appending)."""
+def timed_world(
+    seed: int, cfg: StatsSettings, version: str, keys: set[str]
+) -> tuple[dict[str, list], float]:
+    """:func:`world_estimates` and the seconds it took (in a worker process)."""
+    start = time.perf_counter()
+    return world_estimates(seed, cfg, version, keys), time.perf_counter() - start
+
+
+def run_worlds(n_worlds: int, n_boot: int, jobs: int = 1) -> None:
+    """Simulate and analyse worlds FIRST_SEED.. until ``n_worlds`` lines exist (appending).
+
+    The worlds run in ``jobs`` worker processes; each line is appended as soon as the worlds
+    before it are done, so an interrupted run keeps a prefix of the seeds.
+    """
     truth = population_truth(DEFAULT_PARAMETERS)
     keys = {k for k, t in truth.items() if t.in_coverage}
     cfg = StatsSettings.from_rule_params(
@@ -127,13 +144,14 @@ def run_worlds(n_worlds: int, n_boot: int) -> None:
     have = done_seeds()
     todo = [s for s in range(FIRST_SEED, FIRST_SEED + n_worlds) if s not in have]
     print(f"{len(have)} worlds already done; {len(todo)} to go (B = {n_boot})", flush=True)
-    for i, seed in enumerate(todo, 1):
-        start = time.perf_counter()
-        estimates = world_estimates(seed, cfg, version, keys)
-        line = {"seed": seed, "n_boot": n_boot, "estimates": estimates}
-        with WORLDS.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, sort_keys=True) + "\n")
-        print(f"world {seed}: {time.perf_counter() - start:.1f} s ({i}/{len(todo)})", flush=True)
+    one = partial(timed_world, cfg=cfg, version=version, keys=keys)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        done = zip(todo, pool.map(one, todo), strict=True)
+        for i, (seed, (estimates, seconds)) in enumerate(done, 1):
+            line = {"seed": seed, "n_boot": n_boot, "estimates": estimates}
+            with WORLDS.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, sort_keys=True) + "\n")
+            print(f"world {seed}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
 
 
 def summarize() -> dict:
@@ -194,7 +212,7 @@ def readme_section(res: dict) -> str:
         + (f" {res['note']}" if res["note"] else ""),
         "",
         "```bash",
-        "python benchmarks/bench_coverage.py --worlds 1000 --n-boot 500   # resumable, appends",
+        "python benchmarks/bench_coverage.py --worlds 1000 --n-boot 500 --jobs 2   # resumable",
         "python benchmarks/bench_coverage.py --summarize                  # results + this table",
         "```",
         "",
@@ -228,12 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--n-boot", type=int, default=500, help="bootstrap resamples per CI")
     parser.add_argument("--summarize", action="store_true", help="only rebuild the summary")
+    parser.add_argument("--jobs", type=int, default=1, help="worlds run at once (processes)")
     parser.add_argument("--note", default="", help="a sentence for the README (e.g. why R < 1000)")
     args = parser.parse_args(argv)
     start = time.time()
     load = os.getloadavg()[0]
     if not args.summarize:
-        run_worlds(args.worlds, args.n_boot)
+        run_worlds(args.worlds, args.n_boot, args.jobs)
     res = summarize()
     old = json.loads(RESULTS.read_text()).get("coverage", {}) if RESULTS.exists() else {}
     res["environment"] = {

@@ -20,6 +20,16 @@ Resamples and seeds
     as ``C`` uniform cluster indices per resample (``Generator.integers``) and tallied; the
     draw is chunked over resamples without changing the stream.
 
+Strata
+    Where the design fixed how many clusters come from each group (the study took a set
+    number of users from each source: chat logs and each synthetic benchmark), a resample
+    keeps those numbers: ``strata`` gives each observation's stratum, and the clusters of
+    each stratum are drawn with replacement within it, as many as it has. An unstratified
+    resample lets the mix of groups vary, so a statistic pooled over groups that differ gets
+    an interval wider than its sampling spread. One stratum is the unstratified draw, and so
+    is a set of strata of which one has a single cluster (nothing to resample within it: it
+    would add no spread at all); a result's sentence says which draw it had.
+
 Intervals
     :meth:`BootstrapResult.interval` gives percentile intervals or BCa intervals (Efron
     1987; DiCiccio & Efron 1996), with the acceleration from the leave-one-cluster-out
@@ -100,7 +110,7 @@ def bootstrap_sentence(result: BootstrapResult, level: float, method: str) -> st
     )
     return (
         f"{level:.0%} {kind} bootstrap interval, {result.n_boot} resamples of "
-        f"{result.n_clusters} {unit}, seed {result.seed}{dropped}"
+        f"{result.n_clusters} {unit}{result.strata_phrase()}, seed {result.seed}{dropped}"
     )
 
 
@@ -122,6 +132,15 @@ class BootstrapResult:
     weights_digest: str
     resampled_raters: bool = False
     weights: np.ndarray | None = field(default=None, repr=False)  # (B, C) when kept
+    #: name of the stratifying column and its number of strata (None: not stratified)
+    stratified_by: str | None = None
+    n_strata: int = 1
+
+    def strata_phrase(self) -> str:
+        """' within the 4 strata of source' where resamples keep each stratum's clusters."""
+        if self.stratified_by is None:
+            return ""
+        return f" within the {self.n_strata} strata of {self.stratified_by}"
 
     @property
     def n_boot(self) -> int:
@@ -284,9 +303,24 @@ def _streams(seed: SeedLike) -> tuple[np.random.Generator, np.random.Generator, 
     return np.random.default_rng(item_ss), np.random.default_rng(rater_ss), int(seed)
 
 
-def _draw_counts(rng: np.random.Generator, n_units: int, n_rows: int) -> np.ndarray:
-    """(n_rows, n_units) counts: each row tallies ``n_units`` uniform draws of a unit."""
-    idx = rng.integers(0, n_units, size=(n_rows, n_units))
+def _draw_counts(
+    rng: np.random.Generator, n_units: int, n_rows: int, strata: np.ndarray | None = None
+) -> np.ndarray:
+    """(n_rows, n_units) counts: each row tallies ``n_units`` uniform draws of a unit.
+
+    With ``strata`` (a stratum code per unit, two or more strata), each stratum's units are
+    drawn among themselves, as many times as it has units: draw ``j`` of a row picks within
+    the stratum of the ``j``-th unit in stratum order, so a row still takes ``n_units``
+    draws from the one stream and chunking leaves the draws unchanged.
+    """
+    if strata is None:
+        idx = rng.integers(0, n_units, size=(n_rows, n_units))
+    else:
+        order = np.argsort(strata, kind="stable")
+        sizes = np.bincount(strata)
+        starts = np.cumsum(sizes) - sizes
+        slot = strata[order]
+        idx = order[starts[slot] + rng.integers(0, sizes[slot], size=(n_rows, n_units))]
     flat = (idx + (np.arange(n_rows) * n_units)[:, None]).ravel()
     return np.bincount(flat, minlength=n_rows * n_units).reshape(n_rows, n_units)
 
@@ -297,6 +331,7 @@ def _count_chunks(
     n_boot: int,
     max_cells: int = _MAX_CELLS,
     width: int = 0,
+    strata: np.ndarray | None = None,
 ) -> Iterator[np.ndarray]:
     """Resample counts in chunks of rows; ``width`` is the columns of what each chunk yields.
 
@@ -307,7 +342,7 @@ def _count_chunks(
     """
     step = max(1, max_cells // max(n_units, width, 1))
     for start in range(0, n_boot, step):
-        yield _draw_counts(rng, n_units, min(step, n_boot - start))
+        yield _draw_counts(rng, n_units, min(step, n_boot - start), strata)
 
 
 def resample_counts(n_clusters: int, n_boot: int, seed: SeedLike) -> np.ndarray:
@@ -332,9 +367,15 @@ def cluster_membership(codes: np.ndarray, n_clusters: int) -> sparse.csr_matrix:
 
 
 class _Clusters:
-    """Cluster codes of observations, and sums over clusters."""
+    """Cluster codes of observations, their strata, and sums over clusters."""
 
-    def __init__(self, labels: Sequence[Any] | np.ndarray | None, n_obs: int, name: str):
+    def __init__(
+        self,
+        labels: Sequence[Any] | np.ndarray | None,
+        n_obs: int,
+        name: str,
+        strata: Sequence[Any] | np.ndarray | pd.Series | None = None,
+    ):
         if labels is None:
             self.codes = np.arange(n_obs)
             self.ids = np.arange(n_obs)
@@ -352,6 +393,48 @@ class _Clusters:
         if self.n == 0:
             raise ValueError("no observations to resample")
         self._g = cluster_membership(self.codes, self.n)
+        self.strata, self.stratified_by, self.n_strata = self._strata(strata, n_obs)
+
+    def _strata(
+        self, strata: Sequence[Any] | np.ndarray | pd.Series | None, n_obs: int
+    ) -> tuple[np.ndarray | None, str | None, int]:
+        """Stratum code per cluster (None: unstratified), the strata's name and number.
+
+        A named Series names the strata (``source``); a cluster must lie in one stratum.
+        One stratum, or a stratum of one cluster, gives the unstratified draw.
+        """
+        if strata is None:
+            return None, None, 1
+        name = str(strata.name) if isinstance(strata, pd.Series) and strata.name else "stratum"
+        values = pd.Series(np.asarray(strata, dtype=object))
+        if len(values) != n_obs:
+            raise ValueError(f"{len(values)} stratum labels ({name!r}) for {n_obs} observations")
+        if values.isna().any():
+            row = int(np.flatnonzero(values.isna().to_numpy())[0])
+            raise ValueError(f"observation {row}: stratum label ({name!r}) is missing")
+        codes, ids = pd.factorize(values, sort=True)
+        _, first = np.unique(self.codes, return_index=True)
+        per_cluster = codes[first]  # the stratum of each cluster's first observation
+        split = np.flatnonzero(per_cluster[self.codes] != codes)
+        if split.size:
+            row = int(split[0])
+            raise ValueError(
+                f"observation {row}: cluster {self.ids[self.codes[row]]!r} ({self.name!r}) "
+                f"lies in two strata of {name!r} ({ids[per_cluster[self.codes[row]]]!r} and "
+                f"{ids[codes[row]]!r}); a cluster must lie in one stratum"
+            )
+        if len(ids) < 2 or np.bincount(per_cluster).min() < 2:
+            return None, None, 1
+        return per_cluster, name, len(ids)
+
+    def describe(self) -> dict[str, Any]:
+        """The resampling fields of a :class:`BootstrapResult` drawn over these clusters."""
+        return {
+            "n_clusters": self.n,
+            "cluster": self.name,
+            "stratified_by": self.stratified_by,
+            "n_strata": self.n_strata,
+        }
 
     def sums(self, values: np.ndarray | sparse.csr_matrix) -> np.ndarray | sparse.csr_matrix:
         """(C, k) sums of (n, k) values over each cluster's observations, sparse if they are.
@@ -363,18 +446,29 @@ class _Clusters:
         return sparse.csr_matrix(out) if sparse.issparse(out) else np.asarray(out)
 
 
+def _resample_digest(n_clusters: int, n_boot: int, strata: np.ndarray | None) -> Any:
+    """The running hash of a set of resamples (clusters, B, strata, then the counts)."""
+    digest = hashlib.sha256(f"C={n_clusters};B={n_boot};".encode())
+    if strata is not None:
+        digest.update(b"strata=" + strata.astype(np.int64).tobytes())
+    return digest
+
+
 def _replicate_totals(
     cluster_sums: np.ndarray | sparse.csr_matrix,
     n_boot: int,
     seed: SeedLike,
     finish: Callable[[np.ndarray], np.ndarray],
     keep_weights: bool,
+    strata: np.ndarray | None = None,
 ) -> tuple[np.ndarray, str, np.ndarray | None, int | None]:
     """finish(counts @ cluster_sums) for all resamples; chunked, one product per chunk."""
     item_rng, _, seed_int = _streams(seed)
-    digest = hashlib.sha256(f"C={cluster_sums.shape[0]};B={n_boot};".encode())
+    n_clusters = cluster_sums.shape[0]
+    digest = _resample_digest(n_clusters, n_boot, strata)
     out, kept = [], []
-    for w in _count_chunks(item_rng, cluster_sums.shape[0], n_boot, width=cluster_sums.shape[1]):
+    chunks = _count_chunks(item_rng, n_clusters, n_boot, width=cluster_sums.shape[1], strata=strata)
+    for w in chunks:
         digest.update(w.tobytes())
         out.append(finish(np.asarray(w.astype(np.float64) @ cluster_sums)))
         if keep_weights:
@@ -403,6 +497,7 @@ def bootstrap_statistic(
     statistic_of: Literal["totals", "rows"] = "totals",
     keep_weights: bool = False,
     jackknife: bool = True,
+    strata: Sequence[Any] | np.ndarray | pd.Series | None = None,
 ) -> BootstrapResult:
     """Cluster bootstrap of any statistic of per-observation values.
 
@@ -422,7 +517,8 @@ def bootstrap_statistic(
       resamples as the totals path.
 
     ``jackknife=False`` skips the leave-one-cluster-out values, which only BCa reads and
-    which are clusters x columns (or clusters x rows) in size.
+    which are clusters x columns (or clusters x rows) in size. ``strata`` (per observation,
+    constant within a cluster; a named Series names them) resamples clusters within strata.
     """
     _check_n_boot(n_boot)
     if sparse.issparse(values):
@@ -437,7 +533,7 @@ def bootstrap_statistic(
         arr2 = arr[:, None] if one_d else arr
     if arr2.ndim != 2 or arr2.shape[0] == 0:
         raise ValueError(f"values must be (n,) or (n, k) with n > 0, got shape {arr.shape}")
-    cl = _Clusters(clusters, arr2.shape[0], cluster_name)
+    cl = _Clusters(clusters, arr2.shape[0], cluster_name, strata)
 
     if statistic_of == "totals":
         sums = cl.sums(arr2)
@@ -447,7 +543,9 @@ def bootstrap_statistic(
 
         total = np.asarray(sums.sum(axis=0)).reshape(1, -1)
         estimate = finish(total)[0]
-        reps, digest, kept, seed_int = _replicate_totals(sums, n_boot, seed, finish, keep_weights)
+        reps, digest, kept, seed_int = _replicate_totals(
+            sums, n_boot, seed, finish, keep_weights, cl.strata
+        )
         jack = finish(np.asarray(total - sums)) if jackknife and cl.n > 1 else None
     elif statistic_of == "rows":
         order = np.argsort(cl.codes, kind="stable")
@@ -460,9 +558,9 @@ def bootstrap_statistic(
 
         estimate = on_rows(np.arange(arr2.shape[0]))
         item_rng, _, seed_int = _streams(seed)
-        digest_h = hashlib.sha256(f"C={cl.n};B={n_boot};".encode())
+        digest_h = _resample_digest(cl.n, n_boot, cl.strata)
         rep_list, kept_list = [], []
-        for w in _count_chunks(item_rng, cl.n, n_boot):
+        for w in _count_chunks(item_rng, cl.n, n_boot, strata=cl.strata):
             digest_h.update(w.tobytes())
             if keep_weights:
                 kept_list.append(w)
@@ -484,11 +582,10 @@ def bootstrap_statistic(
         estimate=np.asarray(estimate),
         replicates=reps,
         jackknife=jack,
-        n_clusters=cl.n,
-        cluster=cl.name,
         seed=seed_int,
         weights_digest=digest,
         weights=kept,
+        **cl.describe(),
     )
 
 
@@ -606,6 +703,32 @@ def bootstrap_precision_recall_f1(
 # --------------------------------------------------------------------------------------
 
 
+def _per_item(df: pd.DataFrame, column: str, what: str) -> pd.Series:
+    """item -> the value of ``column``, which must be constant within an item."""
+    if column not in df.columns:
+        raise ValueError(
+            f"{what} column {column!r} is not in the ratings (columns {list(df.columns)})"
+        )
+    per_item = df.groupby("item", sort=True)[column].nunique(dropna=False)
+    bad = per_item[per_item > 1]
+    if len(bad):
+        raise ValueError(
+            f"item {bad.index[0]!r} has {int(bad.iloc[0])} different values of the "
+            f"{what} column {column!r}; an item must belong to one {what}"
+        )
+    return df.groupby("item", sort=True)[column].first()
+
+
+def _item_strata(df: pd.DataFrame, items: Sequence[Any], strata: str | None) -> pd.Series | None:
+    """The stratum of every item of ``items``, named for its column (None: unstratified)."""
+    if strata is None:
+        return None
+    labels = _per_item(df, strata, "stratum").reindex(items)
+    if labels.isna().any():
+        raise ValueError(f"item {labels.index[labels.isna()][0]!r} has no stratum ({strata!r})")
+    return pd.Series(labels.to_numpy(dtype=object), name=strata)
+
+
 def _item_clusters(
     df: pd.DataFrame, m: RatingMatrix | LongCodes, cluster: str | Mapping[Any, Any] | None
 ) -> tuple[np.ndarray | None, str]:
@@ -613,18 +736,7 @@ def _item_clusters(
     if cluster is None:
         return None, "item"
     if isinstance(cluster, str):
-        if cluster not in df.columns:
-            raise ValueError(
-                f"cluster column {cluster!r} is not in the ratings (columns {list(df.columns)})"
-            )
-        per_item = df.groupby("item", sort=True)[cluster].nunique(dropna=False)
-        bad = per_item[per_item > 1]
-        if len(bad):
-            raise ValueError(
-                f"item {bad.index[0]!r} has {int(bad.iloc[0])} different values of the "
-                f"cluster column {cluster!r}; an item must belong to one cluster"
-            )
-        mapping = df.groupby("item", sort=True)[cluster].first()
+        mapping = _per_item(df, cluster, "cluster")
         name = cluster
     else:
         mapping = pd.Series(dict(cluster))
@@ -645,11 +757,14 @@ def bootstrap_agreement(
     n_boot: int = 2000,
     seed: SeedLike = 0,
     keep_weights: bool = False,
+    strata: str | None = None,
 ) -> BootstrapResult:
     """Cluster bootstrap of a multi-rater coefficient, vectorized through its additive form.
 
     ``cluster`` is a column of ``df`` constant within an item (``"user_id"``), a mapping
-    item -> cluster, or None (resample items). The category set and ``q`` are fixed from the
+    item -> cluster, or None (resample items); ``strata`` a column constant within a
+    cluster (``"source"``) whose strata keep their number of clusters in every resample.
+    The category set and ``q`` are fixed from the
     full data, so a resample that misses a category is not a different coefficient.
 
     Raters are not resampled here: in a multi-rater coefficient a rater drawn twice would be
@@ -670,6 +785,7 @@ def bootstrap_agreement(
         n_boot=n_boot,
         seed=seed,
         keep_weights=keep_weights,
+        strata=_item_strata(df, form.items, strata),
     )
 
 
@@ -795,6 +911,7 @@ def bootstrap_pairwise_kappa(
     keep_weights: bool = False,
     min_shared: int = 0,
     jackknife: bool = True,
+    strata: str | None = None,
 ) -> PairwiseKappaBootstrap:
     """Cluster bootstrap of the pairwise Cohen's kappas and of their group means.
 
@@ -817,7 +934,8 @@ def bootstrap_pairwise_kappa(
     is not paired with itself), and is NaN when a group drew a single rater. The matrix cells
     themselves only resample clusters. BCa needs the jackknife, which exists only without
     rater resampling; ``jackknife=False`` skips it (clusters x pairs kappas, which grow as the
-    square of the study's size) where the intervals are percentile ones.
+    square of the study's size) where the intervals are percentile ones. ``strata`` (a column
+    constant within a cluster) resamples clusters within strata (as :func:`bootstrap_agreement`).
     """
     _check_n_boot(n_boot)
     lc = long_codes(df, categories=categories, raters=raters)
@@ -833,7 +951,7 @@ def bootstrap_pairwise_kappa(
     pair_index = np.full((r, r), -1, dtype=np.int64)
     pair_index[a_idx, b_idx] = np.arange(n_pairs)
     labels, name = _item_clusters(df, lc, cluster)
-    cl = _Clusters(labels, len(lc.items), name)
+    cl = _Clusters(labels, len(lc.items), name, _item_strata(df, lc.items, strata))
     q = len(lc.categories)
 
     tables_c = _per_cluster_pair_tables(lc, pair_index, n_pairs, cl)  # (C, P q q), sparse
@@ -842,7 +960,9 @@ def bootstrap_pairwise_kappa(
     def kappas(t: np.ndarray) -> np.ndarray:
         return kappa_from_tables(t.reshape(t.shape[0], n_pairs, q, q), weights)
 
-    reps, digest, kept_w, seed_int = _replicate_totals(tables_c, n_boot, seed, kappas, keep_weights)
+    reps, digest, kept_w, seed_int = _replicate_totals(
+        tables_c, n_boot, seed, kappas, keep_weights, cl.strata
+    )
     estimate = kappas(total[None, :])[0]
     jack = _jackknife(tables_c, total, kappas) if jackknife and cl.n > 1 else None
     n_shared = shared[a_idx, b_idx]
@@ -850,11 +970,10 @@ def bootstrap_pairwise_kappa(
         estimate=estimate,
         replicates=reps,
         jackknife=jack,
-        n_clusters=cl.n,
-        cluster=cl.name,
         seed=seed_int,
         weights_digest=digest,
         weights=kept_w,
+        **cl.describe(),
     )
 
     group_means: dict[str, BootstrapResult] = {}
@@ -881,11 +1000,10 @@ def bootstrap_pairwise_kappa(
                 jackknife=None
                 if (jack is None or resample_raters)
                 else _weighted_mean(jack[:, cols], np.ones((1, len(cols)))),
-                n_clusters=cl.n,
-                cluster=cl.name,
                 seed=seed_int,
                 weights_digest=digest,
                 resampled_raters=resample_raters,
+                **cl.describe(),
             )
     return PairwiseKappaBootstrap(
         raters=lc.raters,

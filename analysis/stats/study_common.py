@@ -283,11 +283,16 @@ def bootstrap_totals(
     settings: StatsSettings,
     unit: str,
     seed: int | None = None,
+    strata: pd.Series | None = None,
 ) -> TotalsBootstrap:
-    """Cluster bootstrap of the totals of named per-observation columns (one matrix product)."""
+    """Cluster bootstrap of the totals of named per-observation columns (one matrix product).
+
+    ``strata`` (per observation, named; constant within a cluster) keeps each stratum's
+    number of clusters in every resample (:mod:`analysis.stats.bootstrap`, "Strata").
+    """
     names = tuple(columns)
     values = np.column_stack([np.asarray(columns[n], dtype=np.float64) for n in names])
-    return _column_totals(values, names, clusters, settings, unit, seed)
+    return _column_totals(values, names, clusters, settings, unit, seed, strata)
 
 
 def bootstrap_sparse_totals(
@@ -296,6 +301,7 @@ def bootstrap_sparse_totals(
     clusters: np.ndarray | None,
     settings: StatsSettings,
     unit: str,
+    strata: pd.Series | None = None,
 ) -> TotalsBootstrap:
     """:func:`bootstrap_totals` of columns given as ``(rows, values)``: zero on other rows.
 
@@ -310,7 +316,7 @@ def bootstrap_sparse_totals(
     matrix = sparse.csr_matrix(
         (np.concatenate(values), (np.concatenate(rows), col_of)), shape=(n_obs, len(names))
     )
-    return _column_totals(matrix, names, clusters, settings, unit, None)
+    return _column_totals(matrix, names, clusters, settings, unit, None, strata)
 
 
 def _column_totals(
@@ -320,6 +326,7 @@ def _column_totals(
     settings: StatsSettings,
     unit: str,
     seed: int | None,
+    strata: pd.Series | None,
 ) -> TotalsBootstrap:
     """The one bootstrap behind both: resampled column totals of an ``(n, k)`` matrix."""
     res = bootstrap_statistic(
@@ -330,6 +337,7 @@ def _column_totals(
         n_boot=settings.n_boot,
         seed=settings.seed if seed is None else seed,
         jackknife=settings.ci_method == "bca",
+        strata=strata,
     )
     return TotalsBootstrap(totals=res, columns=names, unit=unit)
 
@@ -548,8 +556,8 @@ def boot_interval(res: BootstrapResult, settings: StatsSettings, unit: str) -> I
     )
     kind = "BCa" if method == "bca" and not note else "percentile"
     text = (
-        f"{level:.0%} CI: cluster bootstrap over {unit} ({res.n_clusters}), "
-        f"B={res.n_boot}, {kind}{note}{dropped}"
+        f"{level:.0%} CI: cluster bootstrap over {unit} ({res.n_clusters}"
+        f"{res.strata_phrase()}), B={res.n_boot}, {kind}{note}{dropped}"
     )
     lo = float(low) if np.isfinite(low) else None
     hi = float(high) if np.isfinite(high) else None

@@ -27,8 +27,13 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
   leave-one-out reference of stage 2), present when a verifier is.
 
 Intervals: cluster bootstrap over users (``stats.cluster = item`` resamples attributes; a
-judgment has no prompt, so ``prompt`` falls back to users), all statistics on the same
-resamples.
+judgment has no prompt, so ``prompt`` falls back to users), stratified by the users'
+``source``, all statistics on the same resamples. The study took a set number of users from
+each source (chat logs, each synthetic benchmark), so a resample keeps each source's number
+of users (or attributes): resampling them all together would let the mix of sources vary,
+and the shares pooled over sources (overall, real vs synthetic) would get intervals wider
+than their sampling spread (the coverage benchmark found the overall acceptance rate's
+interval over-covering, wider than the estimate's spread over simulated worlds).
 """
 
 from __future__ import annotations
@@ -160,6 +165,7 @@ def flag_reason_shares(
     settings: StatsSettings,
     clusters: np.ndarray | None,
     unit: str,
+    strata: pd.Series,
 ) -> list[Record]:
     """Share of flags (non-accepted human judgments with a reason) by reason.
 
@@ -178,7 +184,7 @@ def flag_reason_shares(
     cols: dict[str, np.ndarray] = {"n": flag.astype(np.float64)}
     for reason in FLAG_REASONS:
         cols[reason] = (flag & (human[FLAG_REASON] == reason).to_numpy()).astype(np.float64)
-    tb = bootstrap_totals(cols, clusters, settings, unit)
+    tb = bootstrap_totals(cols, clusters, settings, unit, strata=strata)
     without = int((not_accepted & ~has_reason).sum())
     missing = (
         f"; {without} non-accepted judgments carry no reason and are left out" if without else ""
@@ -214,6 +220,7 @@ def acceptance_rates(
     settings: StatsSettings,
     clusters: np.ndarray | None,
     unit: str,
+    strata: pd.Series,
 ) -> list[Record]:
     """Acceptance per source, per source kind and overall; the real-vs-synthetic gap."""
     code = f"{MODULE}:acceptance_rates"
@@ -227,7 +234,7 @@ def acceptance_rates(
     for name, mask in groups.items():
         cols[f"acc|{name}"] = accepted * mask
         cols[f"n|{name}"] = mask.astype(np.float64)
-    tb = bootstrap_totals(cols, clusters, settings, unit)
+    tb = bootstrap_totals(cols, clusters, settings, unit, strata=strata)
     out: list[Record | None] = []
     for name, mask in groups.items():
         n = int(mask.sum())
@@ -270,7 +277,7 @@ def acceptance_rates(
                     "share of problematic (uncertain or rejected) human judgments for users "
                     "of source kind real (chat-history users; stand-ins in a simulated "
                     "dataset) minus that for synthetic-benchmark users (difference of shares; "
-                    f"{round_name} round; users of both kinds resampled together); "
+                    f"{round_name} round; both kinds on the same resamples); "
                     f"{resample_test_phrase(0.0, settings, tb.unit)}"
                 ),
                 code=f"{MODULE}:acceptance_rates",
@@ -303,7 +310,7 @@ def human_agreement(
         return []
     long = human.rename(columns={"attribute_id": "item"}).assign(
         cluster=human[cluster] if cluster else human["attribute_id"]
-    )[["item", "rater", "label", "cluster"]]
+    )[["item", "rater", "label", "cluster", "source"]]
     if long.groupby("item")["rater"].size().max() < 2:
         return []  # no attribute judged twice: no agreement to measure
     clus = "cluster" if cluster else None
@@ -317,6 +324,7 @@ def human_agreement(
         seed=settings.seed,
         min_shared=settings.min_shared_items,
         jackknife=settings.ci_method == "bca",
+        strata="source",
     )
     res = boot.group_means.get("human_human")
     n_items = int((long.groupby("item")["rater"].size() >= 2).sum())
@@ -347,6 +355,7 @@ def human_agreement(
         categories=list(LABELS),
         n_boot=settings.n_boot,
         seed=settings.seed,
+        strata="source",
     )
     out.append(
         make_record(
@@ -367,9 +376,17 @@ def human_agreement(
 
 
 def verifier_agreement(
-    df: pd.DataFrame, round_name: str, settings: StatsSettings, clusters_of: pd.Series, unit: str
+    df: pd.DataFrame,
+    round_name: str,
+    settings: StatsSettings,
+    clusters_of: pd.Series,
+    unit: str,
+    strata_of: pd.Series,
 ) -> list[Record]:
-    """LLM verifiers' accept decisions against the human majority, with the human ceiling."""
+    """LLM verifiers' accept decisions against the human majority, with the human ceiling.
+
+    ``clusters_of`` and ``strata_of`` map each attribute to its cluster and stratum.
+    """
     models = sorted(df.loc[df["rater_kind"] == MODEL, "rater"].unique())
     humans = sorted(df.loc[df["rater_kind"] == HUMAN, "rater"].unique())
     if not models or not humans:
@@ -404,7 +421,10 @@ def verifier_agreement(
         for cell, v in pair_cells(own, rest).items():
             cols[f"{person}|rest|{cell}"] = (rows[mine], v)
     clusters = None if clusters_of is None else clusters_of.reindex(index).to_numpy()
-    tb: TotalsBootstrap = bootstrap_sparse_totals(cols, len(index), clusters, settings, unit)
+    strata = strata_of.reindex(index).reset_index(drop=True)
+    tb: TotalsBootstrap = bootstrap_sparse_totals(
+        cols, len(index), clusters, settings, unit, strata=strata
+    )
     code = f"{MODULE}:verifier_agreement"
     ref = (
         "the human majority (accepted when more than half of the attribute's human judgments "
@@ -475,9 +495,13 @@ def stage1_records(
     records: list[Record] = []
     if len(human):
         clusters = cluster_labels(human, cluster) if cluster else human["attribute_id"].to_numpy()
-        records += acceptance_rates(human, round_name, settings, clusters, unit)
-        records += flag_reason_shares(human, round_name, settings, clusters, unit)
+        strata = human["source"]
+        records += acceptance_rates(human, round_name, settings, clusters, unit, strata)
+        records += flag_reason_shares(human, round_name, settings, clusters, unit, strata)
         records += human_agreement(human, round_name, settings, cluster, unit)
-    per_attr = df.groupby("attribute_id")["user_id" if cluster else "attribute_id"].first()
-    records += verifier_agreement(df, round_name, settings, per_attr.astype(str), unit)
+    per_attr = df.groupby("attribute_id")[["user_id" if cluster else "attribute_id", "source"]]
+    first = per_attr.first()
+    records += verifier_agreement(
+        df, round_name, settings, first.iloc[:, 0].astype(str), unit, first["source"]
+    )
     return collect(records)

@@ -418,3 +418,89 @@ def test_sparse_pairs_leave_out_pairs_under_the_shared_minimum() -> None:
         df, groups=groups, cluster="user", n_boot=5, seed=1, min_shared=100
     )
     assert none.pairs == () and none.group_means == {}
+
+
+# ---------------------------------------------------------------- strata
+
+
+def test_stratified_counts_keep_each_stratum_and_chunking_does_not_change_them() -> None:
+    strata = np.array([0, 0, 1, 1, 1, 2, 2, 1, 0])
+    item_rng, _, _ = bs._streams(3)
+    counts = np.vstack(list(bs._count_chunks(item_rng, 9, 200, strata=strata)))
+    for s, size in enumerate(np.bincount(strata)):
+        assert (counts[:, strata == s].sum(axis=1) == size).all()
+    item_rng, _, _ = bs._streams(3)
+    chunked = np.vstack(list(bs._count_chunks(item_rng, 9, 200, max_cells=9 * 7, strata=strata)))
+    np.testing.assert_array_equal(counts, chunked)
+    assert len({tuple(row) for row in counts}) > 100  # resamples, not one fixed draw
+
+
+def test_stratified_bootstrap_of_a_pooled_rate_has_the_stratified_variance() -> None:
+    """Two strata with different rates and fixed sizes: the pooled rate's spread is the
+    within-strata one, sum (n_s / n)^2 p_s (1 - p_s) / n_s; resampling all items together
+    adds the spread of the mix."""
+    rng = np.random.default_rng(0)
+    sizes, rates = (300, 100), (0.3, 0.9)
+    y = np.concatenate([rng.random(n) < p for n, p in zip(sizes, rates, strict=True)])
+    strata = pd.Series(np.repeat(["chat", "bench"], sizes), name="source")
+    values = np.column_stack([y, np.ones(y.size)])
+
+    def rate(t: np.ndarray) -> np.ndarray:
+        return t[:, 0] / t[:, 1]
+
+    kw = {"n_boot": 20_000, "seed": 2, "jackknife": False}
+    stratified = bootstrap_statistic(values, rate, strata=strata, **kw)
+    pooled = bootstrap_statistic(values, rate, **kw)
+    n = y.size
+    parts = [y[: sizes[0]], y[sizes[0] :]]
+    within = sum((len(p) / n) ** 2 * p.mean() * (1 - p.mean()) / len(p) for p in parts)
+    assert stratified.replicates.var() == pytest.approx(within, rel=0.05)
+    assert pooled.replicates.var() == pytest.approx(y.mean() * (1 - y.mean()) / n, rel=0.05)
+    assert pooled.replicates.var() > 1.3 * stratified.replicates.var()
+    assert stratified.stratified_by == "source" and stratified.n_strata == 2
+    assert "within the 2 strata of source" in stratified.ci().text
+
+
+def test_agreement_bootstraps_share_stratified_resamples() -> None:
+    """Kappa matrix, multi-rater coefficient and column totals over the same clusters and
+    strata draw the same resamples (one digest), so their differences stay paired."""
+    df = small_world()
+    df["source"] = np.where(df["user_id"].isin(["u0", "u1", "u2", "u3"]), "chat", "bench")
+    kw = {"cluster": "user_id", "n_boot": 50, "seed": 7, "strata": "source"}
+    kappa = bootstrap_pairwise_kappa(df, groups=GROUPS, **kw)
+    alpha = bootstrap_agreement(df, "krippendorff_alpha", **kw)
+    per_item = df.groupby("item")[["user_id", "source"]].first()
+    ones = bootstrap_statistic(
+        np.ones(len(per_item)),
+        lambda t: t[:, 0],
+        clusters=per_item["user_id"].to_numpy(),
+        strata=per_item["source"],
+        n_boot=50,
+        seed=7,
+        keep_weights=True,
+    )
+    assert kappa.matrix.weights_digest == alpha.weights_digest == ones.weights_digest
+    assert kappa.group_means["human_human"].stratified_by == "source"
+    plain = bootstrap_pairwise_kappa(df, groups=GROUPS, cluster="user_id", n_boot=50, seed=7)
+    assert plain.matrix.weights_digest != kappa.matrix.weights_digest
+    # every resample draws as many users of each source as the data hold
+    users = per_item.drop_duplicates("user_id").sort_values("user_id")
+    for source, n in users["source"].value_counts().items():
+        assert (ones.weights[:, (users["source"] == source).to_numpy()].sum(axis=1) == n).all()
+
+
+def test_strata_that_cannot_be_resampled_within_are_not_used() -> None:
+    values = np.arange(6.0)
+    clusters = np.array([0, 0, 1, 1, 2, 2])
+    one_cluster = pd.Series(["a", "a", "a", "a", "b", "b"], name="source")
+    res = bootstrap_mean(values, clusters=clusters, strata=one_cluster, n_boot=20, seed=1)
+    plain = bootstrap_mean(values, clusters=clusters, n_boot=20, seed=1)
+    assert res.stratified_by is None and res.weights_digest == plain.weights_digest
+    assert "strata" not in res.ci().text
+    split = pd.Series(["a", "b", "a", "a", "b", "b"], name="source")
+    with pytest.raises(ValueError, match="observation 1: cluster 0 .* lies in two strata"):
+        bootstrap_mean(values, clusters=clusters, strata=split, n_boot=20, seed=1)
+    with pytest.raises(ValueError, match="stratum label .* is missing"):
+        bootstrap_mean(
+            values, clusters=clusters, strata=pd.Series(["a"] * 5 + [None]), n_boot=5, seed=1
+        )

@@ -169,7 +169,11 @@ def test_item_clusters_resample_attributes() -> None:
     recs = {
         r.key: r for r in stage1_records(judgments(), USERS, settings({**CFG, "cluster": "item"}))
     }
-    assert "over attributes (8)" in recs["stage1.kappa.human_human"].method
+    # attributes of each source resampled within it (4 of wildchat, 2 of each benchmark)
+    assert (
+        "over attributes (8 within the 3 strata of source)"
+        in recs["stage1.kappa.human_human"].method
+    )
 
 
 def test_bad_input() -> None:
@@ -244,3 +248,38 @@ def test_bad_flag_reason_is_an_error(label: str, reason: str, message: str) -> N
     frame.loc[0, ["label", "flag_reason"]] = [label, reason]
     with pytest.raises(StudyDataError, match=message):
         stage1_records(frame, USERS, settings(CFG))
+
+
+def test_resamples_keep_each_source_s_number_of_users() -> None:
+    """Users of one source all accept, of the other all reject, two attributes each: with each
+    source's number of users fixed in every resample, as the study drew them, the overall
+    share cannot move, so its interval is the point (resampling all users together would mix
+    the sources anew each time); the method says the resamples were stratified."""
+    users = pd.DataFrame(
+        {
+            "user_id": [f"u{i}" for i in range(6)],
+            "source": ["wildchat"] * 3 + ["synthetic:cupid"] * 3,
+            "source_kind": ["real"] * 3 + ["synthetic"] * 3,
+        }
+    )
+    rows = [
+        {
+            "attribute_id": f"a{i}{k}",
+            "user_id": f"u{i}",
+            "rater": rater,
+            "rater_kind": "human",
+            "raw_rater": rater,
+            "round": "final",
+            "label": "rejected" if i < 3 else "accepted",
+            "note": None,
+        }
+        for i in range(6)
+        for k in range(2)
+        for rater in "AB"
+    ]
+    recs = {r.key: r for r in stage1_records(pd.DataFrame(rows), users, settings(CFG))}
+    overall = recs["stage1.acceptance_rate.overall"]
+    assert overall.value == 0.5
+    assert overall.ci_low == overall.ci_high == 0.5
+    assert "within the 2 strata of source" in overall.method
+    assert "within the 2 strata of source" in recs["stage1.kappa.human_human"].method
