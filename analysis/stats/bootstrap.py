@@ -24,7 +24,9 @@ Strata
     Where the design fixed how many clusters come from each group (the study took a set
     number of users from each source: chat logs and each synthetic benchmark), a resample
     keeps those numbers: ``strata`` gives each observation's stratum, and the clusters of
-    each stratum are drawn with replacement within it, as many as it has. An unstratified
+    each stratum are drawn with replacement within it (Rao and Wu's rescaling bootstrap:
+    ``n_h - 1`` draws of the stratum's ``n_h`` clusters, each weighing ``n_h / (n_h - 1)``,
+    which keeps small strata's variance unbiased; :func:`_draw_counts`). An unstratified
     resample lets the mix of groups vary, so a statistic pooled over groups that differ gets
     an interval wider than its sampling spread. One stratum is the unstratified draw, and so
     is a set of strata of which one has a single cluster (nothing to resample within it: it
@@ -137,10 +139,11 @@ class BootstrapResult:
     n_strata: int = 1
 
     def strata_phrase(self) -> str:
-        """' within the 4 strata of source' where resamples keep each stratum's clusters."""
+        """', within the 4 strata of source (Rao-Wu)' where resamples keep each stratum's
+        clusters (:func:`_draw_counts`); empty for an unstratified draw."""
         if self.stratified_by is None:
             return ""
-        return f" within the {self.n_strata} strata of {self.stratified_by}"
+        return f" within the {self.n_strata} strata of {self.stratified_by} (Rao-Wu)"
 
     @property
     def n_boot(self) -> int:
@@ -306,23 +309,29 @@ def _streams(seed: SeedLike) -> tuple[np.random.Generator, np.random.Generator, 
 def _draw_counts(
     rng: np.random.Generator, n_units: int, n_rows: int, strata: np.ndarray | None = None
 ) -> np.ndarray:
-    """(n_rows, n_units) counts: each row tallies ``n_units`` uniform draws of a unit.
+    """(n_rows, n_units) resample weights: each row tallies ``n_units`` uniform draws of a unit.
 
-    With ``strata`` (a stratum code per unit, two or more strata), each stratum's units are
-    drawn among themselves, as many times as it has units: draw ``j`` of a row picks within
-    the stratum of the ``j``-th unit in stratum order, so a row still takes ``n_units``
-    draws from the one stream and chunking leaves the draws unchanged.
+    With ``strata`` (a stratum code per unit, two or more strata, each of two or more units)
+    the weights are Rao and Wu's (1988) rescaling bootstrap: ``n_h - 1`` of a stratum's
+    ``n_h`` units are drawn with replacement among themselves and each draw weighs
+    ``n_h / (n_h - 1)``, so a stratum's weights still sum to ``n_h``. Drawing ``n_h`` would
+    shrink the variance by ``(n_h - 1) / n_h`` (a twentieth of the interval's width at ten
+    users per source). Draw ``j`` of a row picks within the stratum of the ``j``-th slot in
+    stratum order, so a row takes a fixed number of draws from the one stream and chunking
+    leaves the draws unchanged.
     """
     if strata is None:
         idx = rng.integers(0, n_units, size=(n_rows, n_units))
-    else:
-        order = np.argsort(strata, kind="stable")
-        sizes = np.bincount(strata)
-        starts = np.cumsum(sizes) - sizes
-        slot = strata[order]
-        idx = order[starts[slot] + rng.integers(0, sizes[slot], size=(n_rows, n_units))]
+        flat = (idx + (np.arange(n_rows) * n_units)[:, None]).ravel()
+        return np.bincount(flat, minlength=n_rows * n_units).reshape(n_rows, n_units)
+    order = np.argsort(strata, kind="stable")
+    sizes = np.bincount(strata)
+    starts = np.cumsum(sizes) - sizes
+    slot = np.repeat(np.arange(sizes.size), sizes - 1)
+    idx = order[starts[slot] + rng.integers(0, sizes[slot], size=(n_rows, slot.size))]
     flat = (idx + (np.arange(n_rows) * n_units)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_rows * n_units).reshape(n_rows, n_units)
+    counts = np.bincount(flat, minlength=n_rows * n_units).reshape(n_rows, n_units)
+    return counts * (sizes / (sizes - 1.0))[strata]
 
 
 def _count_chunks(
@@ -366,6 +375,21 @@ def cluster_membership(codes: np.ndarray, n_clusters: int) -> sparse.csr_matrix:
     return sparse.csr_matrix((np.ones(n_obs), (codes, np.arange(n_obs))), shape=(n_clusters, n_obs))
 
 
+def _label_codes(labels: Any, n_obs: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and sorted distinct values of one label per observation (cluster, stratum).
+
+    A label count other than ``n_obs`` or a missing label is an error naming the observation.
+    """
+    values = pd.Series(np.asarray(labels, dtype=object))
+    if len(values) != n_obs:
+        raise ValueError(f"{len(values)} {what} labels for {n_obs} observations")
+    if values.isna().any():
+        row = int(np.flatnonzero(values.isna().to_numpy())[0])
+        raise ValueError(f"observation {row}: {what} label is missing")
+    codes, ids = pd.factorize(values, sort=True)
+    return codes, np.asarray(ids)
+
+
 class _Clusters:
     """Cluster codes of observations, their strata, and sums over clusters."""
 
@@ -381,14 +405,8 @@ class _Clusters:
             self.ids = np.arange(n_obs)
             self.name = "item"
         else:
-            labels = pd.Series(np.asarray(labels, dtype=object))
-            if len(labels) != n_obs:
-                raise ValueError(f"{len(labels)} cluster labels for {n_obs} observations")
-            if labels.isna().any():
-                row = int(np.flatnonzero(labels.isna().to_numpy())[0])
-                raise ValueError(f"observation {row}: cluster label ({name!r}) is missing")
-            codes, ids = pd.factorize(labels, sort=True)
-            self.codes, self.ids, self.name = codes, np.asarray(ids), name
+            self.codes, self.ids = _label_codes(labels, n_obs, f"cluster ({name!r})")
+            self.name = name
         self.n = len(self.ids)
         if self.n == 0:
             raise ValueError("no observations to resample")
@@ -406,13 +424,7 @@ class _Clusters:
         if strata is None:
             return None, None, 1
         name = str(strata.name) if isinstance(strata, pd.Series) and strata.name else "stratum"
-        values = pd.Series(np.asarray(strata, dtype=object))
-        if len(values) != n_obs:
-            raise ValueError(f"{len(values)} stratum labels ({name!r}) for {n_obs} observations")
-        if values.isna().any():
-            row = int(np.flatnonzero(values.isna().to_numpy())[0])
-            raise ValueError(f"observation {row}: stratum label ({name!r}) is missing")
-        codes, ids = pd.factorize(values, sort=True)
+        codes, ids = _label_codes(strata, n_obs, f"stratum ({name!r})")
         _, first = np.unique(self.codes, return_index=True)
         per_cluster = codes[first]  # the stratum of each cluster's first observation
         split = np.flatnonzero(per_cluster[self.codes] != codes)
@@ -560,7 +572,12 @@ def bootstrap_statistic(
         item_rng, _, seed_int = _streams(seed)
         digest_h = _resample_digest(cl.n, n_boot, cl.strata)
         rep_list, kept_list = [], []
-        for w in _count_chunks(item_rng, cl.n, n_boot, strata=cl.strata):
+        if cl.strata is not None:
+            raise ValueError(
+                "statistic_of='rows' repeats whole rows, and stratified resamples weigh "
+                "clusters by n/(n-1): use statistic_of='totals' with strata"
+            )
+        for w in _count_chunks(item_rng, cl.n, n_boot):
             digest_h.update(w.tobytes())
             if keep_weights:
                 kept_list.append(w)

@@ -556,8 +556,8 @@ def boot_interval(res: BootstrapResult, settings: StatsSettings, unit: str) -> I
     )
     kind = "BCa" if method == "bca" and not note else "percentile"
     text = (
-        f"{level:.0%} CI: cluster bootstrap over {unit} ({res.n_clusters}"
-        f"{res.strata_phrase()}), B={res.n_boot}, {kind}{note}{dropped}"
+        f"{level:.0%} CI: cluster bootstrap over {unit} ({res.n_clusters})"
+        f"{res.strata_phrase()}, B={res.n_boot}, {kind}{note}{dropped}"
     )
     lo = float(low) if np.isfinite(low) else None
     hi = float(high) if np.isfinite(high) else None

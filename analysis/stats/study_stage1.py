@@ -28,7 +28,8 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
 
 Intervals: cluster bootstrap over users (``stats.cluster = item`` resamples attributes; a
 judgment has no prompt, so ``prompt`` falls back to users), stratified by the users'
-``source``, all statistics on the same resamples. The study took a set number of users from
+``source`` (Rao and Wu's rescaling bootstrap, :mod:`analysis.stats.bootstrap`), all
+statistics on the same resamples. The study took a set number of users from
 each source (chat logs, each synthetic benchmark), so a resample keeps each source's number
 of users (or attributes): resampling them all together would let the mix of sources vary,
 and the shares pooled over sources (overall, real vs synthetic) would get intervals wider

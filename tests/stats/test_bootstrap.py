@@ -423,12 +423,15 @@ def test_sparse_pairs_leave_out_pairs_under_the_shared_minimum() -> None:
 # ---------------------------------------------------------------- strata
 
 
-def test_stratified_counts_keep_each_stratum_and_chunking_does_not_change_them() -> None:
+def test_stratified_weights_keep_each_stratum_and_chunking_does_not_change_them() -> None:
+    """Rao-Wu: n_h - 1 draws within each stratum, each weighing n_h / (n_h - 1)."""
     strata = np.array([0, 0, 1, 1, 1, 2, 2, 1, 0])
     item_rng, _, _ = bs._streams(3)
     counts = np.vstack(list(bs._count_chunks(item_rng, 9, 200, strata=strata)))
     for s, size in enumerate(np.bincount(strata)):
-        assert (counts[:, strata == s].sum(axis=1) == size).all()
+        mine = counts[:, strata == s]
+        np.testing.assert_allclose(mine.sum(axis=1), size)
+        np.testing.assert_allclose(np.unique(mine * (size - 1) / size) % 1, 0, atol=1e-12)
     item_rng, _, _ = bs._streams(3)
     chunked = np.vstack(list(bs._count_chunks(item_rng, 9, 200, max_cells=9 * 7, strata=strata)))
     np.testing.assert_array_equal(counts, chunked)
@@ -458,7 +461,21 @@ def test_stratified_bootstrap_of_a_pooled_rate_has_the_stratified_variance() -> 
     assert pooled.replicates.var() == pytest.approx(y.mean() * (1 - y.mean()) / n, rel=0.05)
     assert pooled.replicates.var() > 1.3 * stratified.replicates.var()
     assert stratified.stratified_by == "source" and stratified.n_strata == 2
-    assert "within the 2 strata of source" in stratified.ci().text
+    assert "within the 2 strata of source (Rao-Wu)" in stratified.ci().text
+
+
+def test_rescaled_strata_give_small_strata_their_unbiased_variance() -> None:
+    """Five observations per stratum: the plain bootstrap's variance of a stratum mean is
+    (n - 1) / n of s^2 / n; the Rao-Wu weights give s^2 / n (s^2 with n - 1) itself."""
+    values = np.array([3.0, 7.0, 1.0, 4.0, 10.0, 2.0, 2.5, 8.0, 6.0, 0.0])
+    strata = pd.Series(np.repeat(["a", "b"], 5), name="source")
+    in_a = np.column_stack([values * (strata == "a"), (strata == "a").astype(float)])
+    res = bootstrap_statistic(
+        in_a, lambda t: t[:, 0] / t[:, 1], strata=strata, n_boot=40_000, seed=5, jackknife=False
+    )
+    assert res.replicates.var() == pytest.approx(values[:5].var(ddof=1) / 5, rel=0.03)
+    with pytest.raises(ValueError, match="use statistic_of='totals' with strata"):
+        bootstrap_statistic(values, np.mean, strata=strata, statistic_of="rows", n_boot=5)
 
 
 def test_agreement_bootstraps_share_stratified_resamples() -> None:
@@ -483,10 +500,11 @@ def test_agreement_bootstraps_share_stratified_resamples() -> None:
     assert kappa.group_means["human_human"].stratified_by == "source"
     plain = bootstrap_pairwise_kappa(df, groups=GROUPS, cluster="user_id", n_boot=50, seed=7)
     assert plain.matrix.weights_digest != kappa.matrix.weights_digest
-    # every resample draws as many users of each source as the data hold
+    # every resample weighs each source's users as the data hold them
     users = per_item.drop_duplicates("user_id").sort_values("user_id")
     for source, n in users["source"].value_counts().items():
-        assert (ones.weights[:, (users["source"] == source).to_numpy()].sum(axis=1) == n).all()
+        mine = ones.weights[:, (users["source"] == source).to_numpy()]
+        np.testing.assert_allclose(mine.sum(axis=1), n)
 
 
 def test_strata_that_cannot_be_resampled_within_are_not_used() -> None:
@@ -500,7 +518,7 @@ def test_strata_that_cannot_be_resampled_within_are_not_used() -> None:
     split = pd.Series(["a", "b", "a", "a", "b", "b"], name="source")
     with pytest.raises(ValueError, match="observation 1: cluster 0 .* lies in two strata"):
         bootstrap_mean(values, clusters=clusters, strata=split, n_boot=20, seed=1)
-    with pytest.raises(ValueError, match="stratum label .* is missing"):
+    with pytest.raises(ValueError, match="stratum .* label is missing"):
         bootstrap_mean(
             values, clusters=clusters, strata=pd.Series(["a"] * 5 + [None]), n_boot=5, seed=1
         )

@@ -171,7 +171,7 @@ def test_item_clusters_resample_attributes() -> None:
     }
     # attributes of each source resampled within it (4 of wildchat, 2 of each benchmark)
     assert (
-        "over attributes (8 within the 3 strata of source)"
+        "over attributes (8) within the 3 strata of source (Rao-Wu)"
         in recs["stage1.kappa.human_human"].method
     )
 
@@ -281,5 +281,5 @@ def test_resamples_keep_each_source_s_number_of_users() -> None:
     overall = recs["stage1.acceptance_rate.overall"]
     assert overall.value == 0.5
     assert overall.ci_low == overall.ci_high == 0.5
-    assert "within the 2 strata of source" in overall.method
-    assert "within the 2 strata of source" in recs["stage1.kappa.human_human"].method
+    assert "within the 2 strata of source (Rao-Wu)" in overall.method
+    assert "within the 2 strata of source (Rao-Wu)" in recs["stage1.kappa.human_human"].method
