@@ -156,7 +156,11 @@ def test_coverage_records_find_narrow_and_wide_intervals() -> None:
     ]
 
 
-def test_table_shows_coverage_and_names_each_finding_with_its_cause() -> None:
+def test_table_shows_coverage_and_names_each_finding_with_its_cause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cause = "the interval counts a spread the design does not have"
+    monkeypatch.setitem(DIAGNOSED_CAUSES, "stage1.acceptance_rate.overall", cause)
     truth = {**TRUTH, "stage1.acceptance_rate.overall": {"value": 0.58, "how": "x"}}
     records = validation_records(ESTIMATES, truth) + coverage_records(_coverage_worlds(), truth)
     tex = render_validation_table(_numbers(records))
@@ -165,7 +169,7 @@ def test_table_shows_coverage_and_names_each_finding_with_its_cause() -> None:
     assert r"\rc{validation.coverage.n_worlds}" in tex
     assert r"\textbf{under-covers}" in tex
     # a diagnosed finding prints its cause; an undiagnosed one says so
-    assert DIAGNOSED_CAUSES["stage1.acceptance_rate.overall"] in tex
+    assert rf"\code{{stage1.acceptance\_rate.overall}} over-covers ({cause})" in tex
     assert r"\code{stage3.mention\_delta.human} under-covers (cause not diagnosed)" in tex
     # without coverage worlds (a scaled or other simulated world) the column is absent
     assert "Across worlds" not in render_validation_table(
