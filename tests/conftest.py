@@ -146,8 +146,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     - Every test that asks for ``bundled_build`` (or carries ``@pytest.mark.xdist_group`` of it,
       as the determinism test does) joins one group, run on one worker; so do the tests of a
       module with a module-scoped fixture (one worker computes it, not each).
-    - The shared build's tests start first, then the other ``slow`` ones (stable order
-      otherwise): a minutes-long test started last would leave the other core idle at the end.
+    - The shared build's tests start first, then the other ``full_build`` ones (the real
+      exports' build), then the other ``slow`` ones (stable order otherwise). xdist hands the
+      first two work units to different workers, so the two longest builds start at once on
+      both cores; a minutes-long test started last would leave the other core idle at the end
+      (a real-exports build queued behind the shared one on the same worker cost a minute).
     """
     for item in items:
         group = _xdist_group(item)
@@ -158,7 +161,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         mark = item.get_closest_marker("xdist_group")
         if mark is not None and mark.args[:1] == (BUNDLED_GROUP,):
             return 0
-        return 1 if item.get_closest_marker("slow") is not None else 2
+        if item.get_closest_marker("full_build") is not None:
+            return 1
+        return 2 if item.get_closest_marker("slow") is not None else 3
 
     items.sort(key=rank)
 

@@ -18,6 +18,9 @@ from tests.paper.test_latex_log import log_defects
 from tests.stats.test_p_values import numbers_disagreements
 from tests.test_docs_numbers import docs_texts, typed_results
 
+#: every test here shares one build of the real exports (a module fixture, so one xdist group)
+pytestmark = pytest.mark.full_build
+
 
 @pytest.fixture(scope="module")
 def real_build(tmp_path_factory: pytest.TempPathFactory, real_data_root: Path) -> Path:
