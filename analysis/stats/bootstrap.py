@@ -560,6 +560,11 @@ def bootstrap_statistic(
         )
         jack = finish(np.asarray(total - sums)) if jackknife and cl.n > 1 else None
     elif statistic_of == "rows":
+        if cl.strata is not None:
+            raise ValueError(
+                "statistic_of='rows' repeats whole rows, and stratified resamples weigh "
+                "clusters by n/(n-1): use statistic_of='totals' with strata"
+            )
         order = np.argsort(cl.codes, kind="stable")
         starts = np.searchsorted(cl.codes[order], np.arange(cl.n + 1))
         members = [order[starts[c] : starts[c + 1]] for c in range(cl.n)]
@@ -570,13 +575,8 @@ def bootstrap_statistic(
 
         estimate = on_rows(np.arange(arr2.shape[0]))
         item_rng, _, seed_int = _streams(seed)
-        digest_h = _resample_digest(cl.n, n_boot, cl.strata)
+        digest_h = _resample_digest(cl.n, n_boot, None)
         rep_list, kept_list = [], []
-        if cl.strata is not None:
-            raise ValueError(
-                "statistic_of='rows' repeats whole rows, and stratified resamples weigh "
-                "clusters by n/(n-1): use statistic_of='totals' with strata"
-            )
         for w in _count_chunks(item_rng, cl.n, n_boot):
             digest_h.update(w.tobytes())
             if keep_weights:
