@@ -500,9 +500,9 @@ def stage1_records(
         records += acceptance_rates(human, round_name, settings, clusters, unit, strata)
         records += flag_reason_shares(human, round_name, settings, clusters, unit, strata)
         records += human_agreement(human, round_name, settings, cluster, unit)
-    per_attr = df.groupby("attribute_id")[["user_id" if cluster else "attribute_id", "source"]]
-    first = per_attr.first()
+    per_attr = df.groupby("attribute_id")[["user_id", "source"]].first()
+    clusters_of = per_attr["user_id"] if cluster else per_attr.index.to_series()
     records += verifier_agreement(
-        df, round_name, settings, first.iloc[:, 0].astype(str), unit, first["source"]
+        df, round_name, settings, clusters_of.astype(str), unit, per_attr["source"]
     )
     return collect(records)
