@@ -1,0 +1,200 @@
+"""The engine's one-factor path gives the bytes it gave before resampling designs existed.
+
+``data/one_way_bytes.json`` holds sha256 digests of the replicates and jackknife values, the
+resample digests and the interval bounds of every one-way bootstrap of the engine on fixed
+inputs, computed with the code of commit c68ba5c (before the declared designs, the crossed
+users x prompts resampling and the record maker). A design that resamples one factor must
+draw exactly those resamples for the same seed and clusters, so records whose design did not
+change keep their intervals to the last bit, and ``stats.design=one_way`` reproduces the
+intervals of earlier builds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats import bootstrap as bs
+from analysis.stats.study_common import ClusterResamples, StatsSettings
+from analysis.stats.weighted_bootstrap import (
+    bootstrap as weighted,
+)
+from analysis.stats.weighted_bootstrap import (
+    weighted_difference,
+    weighted_prf,
+    weighted_spearman,
+)
+
+EXPECTED = json.loads((Path(__file__).parent / "data" / "one_way_bytes.json").read_text())
+
+
+def digest(*arrays: Any) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is None:
+            h.update(b"none")
+        else:
+            h.update(np.ascontiguousarray(np.asarray(a, dtype=np.float64)).tobytes())
+    return h.hexdigest()
+
+
+def bounds(res: Any, method: str = "percentile") -> list[str]:
+    return [repr(float(x)) for x in np.ravel(res.interval(0.95, method))]
+
+
+def summary(res: Any) -> dict[str, Any]:
+    return {
+        "replicates": digest(res.replicates),
+        "jackknife": digest(res.jackknife),
+        "weights_digest": res.weights_digest,
+        "percentile": bounds(res),
+    }
+
+
+def inputs() -> dict[str, Any]:
+    """The fixed inputs (drawn in this order from one generator, as when the file was made)."""
+    rng = np.random.default_rng(20261127)
+    n, n_clusters = 400, 40
+    codes = np.sort(rng.integers(0, n_clusters, n))
+    clusters = np.array([f"u{c:02d}" for c in codes], dtype=object)
+    strata = pd.Series(
+        np.array(["s" + str(int(c[1:]) % 4) for c in clusters], dtype=object), name="source"
+    )
+    values = np.column_stack([rng.random(n) < 0.3, np.ones(n), rng.integers(1, 6, n)]).astype(float)
+    items = [f"i{i:03d}" for i in range(240)]
+    users = dict(zip(items, (f"u{k:02d}" for k in np.sort(rng.integers(0, 30, 240))), strict=True))
+    truth = rng.random(240) < 0.3
+    rows = []
+    for rater in ["h1", "h2", "h3", "h4", "m1", "m2", "m3"]:
+        copy = 0.7 if rater[0] == "h" else 0.5
+        vote = np.where(rng.random(240) < copy, truth, rng.random(240) < 0.4)
+        for i in np.flatnonzero(rng.random(240) > 0.15):
+            user = users[items[i]]
+            rows.append((items[i], rater, bool(vote[i]), user, "s" + str(int(user[1:]) % 3)))
+    long = pd.DataFrame(rows, columns=["item", "rater", "label", "cluster", "source"])
+    y = rng.random(n) < 0.4
+    pred = rng.random(n) < 0.5
+    score = np.round(rng.random(n) + 0.4 * y, 2)
+    return {
+        "n": n,
+        "clusters": clusters,
+        "strata": strata,
+        "values": values,
+        "long": long,
+        "y": y,
+        "pred": pred,
+        "score": score,
+    }
+
+
+@pytest.fixture(scope="module")
+def data() -> dict[str, Any]:
+    return inputs()
+
+
+def ratio(t: np.ndarray) -> np.ndarray:
+    return t[:, 0] / t[:, 1]
+
+
+def test_totals_path(data: dict[str, Any]) -> None:
+    res = bs.bootstrap_statistic(
+        data["values"],
+        ratio,
+        clusters=data["clusters"],
+        cluster_name="user_id",
+        n_boot=500,
+        seed=11,
+    )
+    assert summary(res) == EXPECTED["totals"]
+
+
+def test_stratified_totals_bca_and_p(data: dict[str, Any]) -> None:
+    res = bs.bootstrap_statistic(
+        data["values"],
+        ratio,
+        clusters=data["clusters"],
+        cluster_name="user_id",
+        n_boot=500,
+        seed=11,
+        strata=data["strata"],
+    )
+    expected = dict(EXPECTED["totals_strata"])
+    assert bounds(res, "bca") == expected.pop("bca")
+    assert repr(bs.resample_p_value(res, 0.3)) == expected.pop("p_value")
+    assert summary(res) == expected
+
+
+def test_rows_path(data: dict[str, Any]) -> None:
+    res = bs.bootstrap_statistic(
+        data["values"][:, 2],
+        np.median,
+        clusters=data["clusters"],
+        n_boot=200,
+        seed=5,
+        statistic_of="rows",
+    )
+    assert summary(res) == EXPECTED["rows"]
+
+
+def test_pairwise_kappa_matrix_and_group_means(data: dict[str, Any]) -> None:
+    long = data["long"]
+    groups = {r: ("human" if r[0] == "h" else "model") for r in long["rater"].unique()}
+    common = dict(groups=groups, cluster="cluster", categories=[False, True], n_boot=300, seed=3)
+    boot = bs.bootstrap_pairwise_kappa(long, min_shared=10, **common)
+    assert summary(boot.matrix) == EXPECTED["kappa_matrix"]
+    for key, res in boot.group_means.items():
+        assert summary(res) == EXPECTED[f"kappa_{key}"], key
+    stratified = bs.bootstrap_pairwise_kappa(long, min_shared=10, strata="source", **common)
+    for key, res in stratified.group_means.items():
+        assert summary(res) == EXPECTED[f"kappa_strata_{key}"], key
+    alpha = bs.bootstrap_agreement(
+        long[long["rater"].str.startswith("h")],
+        "krippendorff_alpha",
+        cluster="cluster",
+        n_boot=300,
+        seed=3,
+        strata="source",
+    )
+    assert summary(alpha) == EXPECTED["alpha"]
+
+
+@pytest.mark.parametrize("name", ["prf", "spearman", "diff"])
+def test_weighted_rows(data: dict[str, Any], name: str) -> None:
+    y, pred = data["y"], data["pred"]
+    stat = {
+        "prf": weighted_prf(y, pred, "f1"),
+        "spearman": weighted_spearman(data["score"], data["values"][:, 2]),
+        "diff": weighted_difference(weighted_prf(y, pred, "f1"), weighted_prf(y, ~pred, "f1")),
+    }[name]
+    est = weighted(stat, data["clusters"], unit="user", n_boot=400, seed=9)
+    assert est is not None and est.resamples is not None
+    got = {
+        "replicates": digest(est.resamples.replicates),
+        "weights_digest": est.resamples.weights_digest,
+        "ci": [repr(est.low), repr(est.high)],
+        "value": repr(est.value),
+    }
+    assert got == EXPECTED[f"weighted_{name}"]
+
+
+def test_cluster_spearman(data: dict[str, Any]) -> None:
+    settings = StatsSettings.from_rule_params(
+        {
+            "n_boot": 300,
+            "ci_level": 0.95,
+            "ci_method": "bca",
+            "cluster": "user",
+            "multiple_comparisons": "holm",
+            "min_shared_items": 1,
+            "seed": 4,
+        }
+    )
+    resamples = ClusterResamples.draw(data["clusters"], data["n"], settings, "users")
+    res = resamples.spearman(data["values"][:, 2], data["score"], np.arange(data["n"]), True)
+    assert summary(res) == EXPECTED["cluster_spearman"]
