@@ -46,7 +46,14 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
-from results_io import RESULTS, markers, update_readme, update_results  # noqa: E402
+from results_io import (  # noqa: E402
+    RESULTS,
+    commit_text,
+    git_state,
+    markers,
+    update_readme,
+    update_results,
+)
 
 from analysis.llm.calls import (  # noqa: E402
     COMMIT_DELAY_S,
@@ -283,9 +290,17 @@ def bench_record(
 
 
 def _record_shard(
-    base_url: str, store: str, shard: int, conc: int, n: int, go: object, out: object
+    base_url: str,
+    store: str,
+    shard: int,
+    conc: int,
+    n: int,
+    ready: object,
+    go: object,
+    out: object,
 ) -> None:
-    """One shard job's recording (a process of its own), started when ``go`` is set."""
+    """One shard job's recording (a process of its own): says ``ready`` once its imports are
+    done, starts when ``go`` is set."""
     model = ModelSpec("bench-model", base_url, None, {"temperature": 0.0}, max_concurrency=conc)
     requests = [
         ChatRequest.from_prompt(f"shard {shard} call {i}", params={"max_tokens": 4})
@@ -293,6 +308,7 @@ def _record_shard(
     ]
     settings = llm_settings(timeout_s=30, max_retries=2, backoff_base_s=0.01)
     load_http_stack()
+    ready.put(shard)
     go.wait()
     c0 = time.process_time()
     results = run_calls(
@@ -316,18 +332,19 @@ def bench_record_sharded(latency_s: float, conc: int, processes: int, rounds: in
 
     ctx = mp.get_context("spawn")
     n = rounds * conc
-    go, out = ctx.Event(), ctx.Queue()
+    ready, go, out = ctx.Queue(), ctx.Event(), ctx.Queue()
     with server_process(latency_s) as (base_url, server_pid), tempfile.TemporaryDirectory() as tmp:
         procs = [
             ctx.Process(
                 target=_record_shard,
-                args=(base_url, tmp, i, conc // processes, n // processes, go, out),
+                args=(base_url, tmp, i, conc // processes, n // processes, ready, go, out),
             )
             for i in range(processes)
         ]
         for proc in procs:
             proc.start()
-        time.sleep(3.0)  # every child imported and waiting: only the recording is timed
+        for _ in procs:  # every child imported and waiting: only the recording is timed
+            ready.get(timeout=120)
         load = os.getloadavg()[0]
         s0, t0 = process_cpu_s(server_pid), time.perf_counter()
         go.set()
@@ -388,7 +405,8 @@ def readme_section(res: dict) -> str:
         START,
         "## Call store (`bench_callstore.py`)",
         "",
-        "Replay from a committed store and recording throughput of `analysis.llm.run_calls`",
+        "Replay from a committed store and recording throughput of `analysis.llm.run_calls`,",
+        f"measured at commit {commit_text(res.get('git'))}",
         f"(python {env['python']}, {env['cpus']} CPUs shared with other jobs: 1-min load average",
         f"{load0} at the start and {load1} at the end; that load inflates wall times and lowers",
         "wall-clock rates (CPU times are this process's own). Rerun",
@@ -525,6 +543,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shards", type=int, default=2, help="shard processes of the split recording row"
     )
+    parser.add_argument(
+        "--split-concurrency",
+        type=int,
+        default=128,
+        help="requests in flight of the split recording row and of the client-floor row",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
         "--readme-only", action="store_true", help="rewrite the README section from results.json"
@@ -534,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         update_readme("callstore", readme_section(json.loads(RESULTS.read_text())["callstore"]))
         return 0
 
-    load_start = os.getloadavg()[0]
+    load_start, git = os.getloadavg()[0], git_state()
     print(f"replay: building a {args.n_store}-call store ...", file=sys.stderr)
     replay = bench_replay(args.n_store)
     print(json.dumps(replay, indent=1), file=sys.stderr)
@@ -553,13 +577,15 @@ def main(argv: list[str] | None = None) -> int:
         "record_rounds": args.rounds,
         "record_commit_delay_s": COMMIT_DELAY_S,
         "record": record,
-        "record_sharded": bench_record_sharded(latency_s, 128, args.shards, args.rounds),
-        "client_floor": bench_client_floor(latency_s, 128, args.rounds),
+        "record_sharded": bench_record_sharded(
+            latency_s, args.split_concurrency, args.shards, args.rounds
+        ),
+        "client_floor": bench_client_floor(latency_s, args.split_concurrency, args.rounds),
+        "git": git,
     }
     print(json.dumps(result, indent=1))
     if not args.no_write:
-        update_results("callstore", result)
-        update_readme("callstore", readme_section(result))
+        update_readme("callstore", readme_section(update_results("callstore", result)))
     return 0
 
 

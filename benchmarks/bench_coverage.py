@@ -35,18 +35,26 @@ import platform
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
 import pandas as pd
-from results_io import RESULTS, markers, update_readme, update_results
+from results_io import (
+    OUTPUT_DIR,
+    RESULTS,
+    commit_text,
+    git_state,
+    markers,
+    update_readme,
+    update_results,
+)
 
 from analysis.data import read_dataset
 from analysis.paper.validation import read_coverage_worlds, read_truth
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world
 from analysis.simulation.simulate import World
-from analysis.simulation.truth import population_truth
 from analysis.simulation.write import write_files
 from analysis.stages.combine import (
     combine_attribute_judgments,
@@ -62,7 +70,8 @@ from analysis.stats.study_stage3 import stage3_records
 from analysis.workflow_config import compose_config, subtree
 
 BENCH_DIR = Path(__file__).resolve().parent
-WORLDS = BENCH_DIR / "coverage_worlds.jsonl"
+#: one line per world (``BENCH_OUTPUT_DIR`` moves it with the other outputs: results_io.py)
+WORLDS = OUTPUT_DIR / "coverage_worlds.jsonl"
 START, END = markers("coverage")
 #: fresh seeds: disjoint from the committed world's (20), the calibration's (0-39) and the
 #: truth's large draw (900000-)
@@ -130,8 +139,9 @@ def run_worlds(n_worlds: int, n_boot: int, jobs: int = 1) -> None:
     The worlds run in ``jobs`` worker processes; each line is appended as soon as the worlds
     before it are done, so an interrupted run keeps a prefix of the seeds.
     """
-    truth = population_truth(DEFAULT_PARAMETERS)
-    keys = {k for k, t in truth.items() if t.in_coverage}
+    # the committed truth's keys (as summarize reads them): the population truth takes
+    # longer to compute than a world takes to run
+    keys = {k for k, t in read_truth(TRUTH).items() if t.get("in_coverage", True)}
     cfg = StatsSettings.from_rule_params(
         subtree(
             compose_config(["models=none", f"stats.n_boot={n_boot}"]),
@@ -145,10 +155,11 @@ def run_worlds(n_worlds: int, n_boot: int, jobs: int = 1) -> None:
     todo = [s for s in range(FIRST_SEED, FIRST_SEED + n_worlds) if s not in have]
     print(f"{len(have)} worlds already done; {len(todo)} to go (B = {n_boot})", flush=True)
     one = partial(timed_world, cfg=cfg, version=version, keys=keys)
+    commit = git_state()["commit"]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         done = zip(todo, pool.map(one, todo), strict=True)
         for i, (seed, (estimates, seconds)) in enumerate(done, 1):
-            line = {"seed": seed, "n_boot": n_boot, "estimates": estimates}
+            line = {"seed": seed, "n_boot": n_boot, "estimates": estimates, "commit": commit}
             with WORLDS.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line, sort_keys=True) + "\n")
             print(f"world {seed}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
@@ -185,6 +196,10 @@ def summarize() -> dict:
         "worlds": len(lines),
         "n_boot": sorted({ln["n_boot"] for ln in lines}),
         "seeds": [min(ln["seed"] for ln in lines), max(ln["seed"] for ln in lines)],
+        # the commits the worlds ran at (lines written before the lines recorded it: None)
+        "world_commits": dict(
+            sorted(Counter(ln.get("commit") or "not recorded" for ln in lines).items())
+        ),
         "target": list(COVERAGE_TARGET),
         "mc_interval": "Wilson 95% interval of the coverage proportion",
         "estimators": rows,
@@ -209,6 +224,12 @@ def readme_section(res: dict) -> str:
         f" shared CPUs, python {env['python']}, 1-min load average"
         f" {env['load_average_1min_at_start']} at the start of the last call"
         + (" (which only summarized)." if env["summarize_only"] else f" ({env['wall_hours']} h).")
+        + " Worlds by the commit they ran at: "
+        + ", ".join(
+            f"{commit[:7] if commit != 'not recorded' else commit} {n}"
+            for commit, n in res["world_commits"].items()
+        )
+        + f"; summarized at {commit_text(res.get('git'))}."
         + (f" {res['note']}" if res["note"] else ""),
         "",
         "```bash",
@@ -264,8 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         "summarize_only": args.summarize,
     }
     res["note"] = args.note or old.get("note", "")
-    update_results("coverage", res)
-    update_readme("coverage", readme_section(res))
+    update_readme("coverage", readme_section(update_results("coverage", res)))
     for key, r in res["estimators"].items():
         print(
             f"{key:60s} cover {r['coverage']:.3f} [{r['coverage_mc_low']:.3f},"

@@ -33,6 +33,12 @@ With ``--local-from-results`` the rows already in ``results.json`` are kept and 
 scales of ``--scales`` that have no row (and are not ``--not-run``) or are listed in
 ``--rerun`` are run.
 
+Checking the script itself (the smoke test, tests/benchmarks/): ``--rules R ...`` runs only
+those rules' record files (and what they need, plus the resolved config) instead of the whole
+workflow, and a row made so says which rules it ran; ``--slurm-dry-run`` plans the ``--slurm``
+runs with ``snakemake -n`` through the SLURM profile, without a cluster, and publishes nothing.
+Neither is a measurement of the targets.
+
 The time target is for the workflow without its local-model rules; with two jobs at once a
 run's wall time mixes both, so each row also gives the other rules' wall times summed job by
 job (their wall time if no two ran at once: an upper bound), which the target is read on.
@@ -57,11 +63,11 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pyarrow.parquet as pq
-from results_io import RESULTS, update_readme, update_results
+from results_io import RESULTS, WORK_DIR, commit_text, git_state, update_readme, update_results
 from rule_table import rule_table
-from workflow_bench import REPO_ROOT, fresh_copy, snakemake
+from workflow_bench import REPO_ROOT, fresh_copy, jobs_run, snakemake
 
-WORK = REPO_ROOT / "benchmarks" / ".work"
+WORK = WORK_DIR
 #: rules whose work does not depend on the data's size: their time is a job's start-up
 CONSTANT_RULES = ("resolved_config", "software_environment", "dataset_description")
 #: rules that run a local model over texts, timed apart (texts/s), outside the time target
@@ -131,19 +137,27 @@ def texts_of(results: Path, rule: str) -> int:
     return rows_of(results / "tables", ("responses",))
 
 
-def run_scale(copy: Path, k: int, cores: int) -> dict:
-    """Simulate, run and measure the scale-K dataset in ``copy``: the whole workflow."""
+def run_scale(copy: Path, k: int, cores: int, rules: list[str] | None = None) -> dict:
+    """Simulate, run and measure the scale-K dataset in ``copy``: the whole workflow, or only
+    ``rules``' record files and the resolved config (a check of the script, not a row to
+    publish as the scale's)."""
     world, sim_s = world_for(k)
     name = f"sim-scale-{k}"
     for folder in (f"results/{name}", f"logs/{name}", f"paper/build/{name}"):
         shutil.rmtree(copy / folder, ignore_errors=True)
-    load = os.getloadavg()
+    targets = (
+        [f"results/{name}/config.yaml", *(f"results/{name}/records/{r}.json" for r in rules)]
+        if rules
+        else []
+    )
+    load, git = os.getloadavg(), git_state()
     run = snakemake(
         copy,
         "--workflow-profile",
         "workflow/profiles/default",
         "--cores",
         str(cores),
+        *targets,
         "--config",
         f"overrides={overrides(world, k)}",
     )
@@ -167,6 +181,8 @@ def run_scale(copy: Path, k: int, cores: int) -> dict:
     is_model = table.index.isin(list(MODEL_RULES))
     return {
         "k": k,
+        "git": git,
+        "only_rules": list(rules or []),
         "judgments": n,
         "simulate_s": None if sim_s is None else round(sim_s, 1),
         "total_wall_s": round(run.seconds, 1),
@@ -191,6 +207,32 @@ def run_scale(copy: Path, k: int, cores: int) -> dict:
         "model_rules": models,
         "command": command(k, cores),
     }
+
+
+def plan_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
+    """The ``--slurm`` run of scale K planned, not run: ``snakemake -n`` through the SLURM
+    profile with the same flags and targets in a fresh copy (no cluster is started), and the
+    jobs per rule it would submit."""
+    world, _ = world_for(k)
+    name = f"sim-scale-{k}"
+    targets = [f"results/{name}/records/{rule}.json" for rule in rules]
+    copy = fresh_copy(WORK / "scale-slurm-copy")
+    run = snakemake(
+        copy,
+        "-n",
+        "--workflow-profile",
+        "workflow/profiles/slurm",
+        *SLURM_FLAGS,
+        "--jobs",
+        str(jobs),
+        *targets,
+        "--config",
+        f"overrides={overrides(world, k)} llm.shards={shards}",
+    )
+    planned = jobs_run(run.stdout + run.stderr)
+    if not planned:
+        raise RuntimeError(f"the SLURM dry run of K = {k} planned no job:\n{run.stdout[-3000:]}")
+    return {"k": k, "dry_run": True, "targets": targets or "the whole workflow", "jobs": planned}
 
 
 def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
@@ -233,7 +275,7 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     ensure_packages()
     cluster = start_cluster()
     try:
-        load = os.getloadavg()
+        load, git = os.getloadavg(), git_state()
         run = snakemake(
             copy,
             "--workflow-profile",
@@ -255,6 +297,7 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     results = copy / "results" / name
     return {
         "k": k,
+        "git": git,
         "judgments": rows_of(results / "tables", JUDGMENT_TABLES),
         "targets": targets or "the whole workflow",
         "local_same_targets": local,
@@ -341,6 +384,11 @@ def target_line(r: dict) -> str:
     )
 
 
+def slurm_rows(payload: dict) -> list[tuple[str, dict]]:
+    """(K, row) of the SLURM runs in ``payload``."""
+    return list((payload.get("slurm") or {}).items())
+
+
 def section(payload: dict) -> str:
     """The README section: one row per scale, the slowest rules, growth, model throughput."""
     runs, lines = payload["runs"], ["<!-- scale:start -->", "## Scale: 1, 10, 100 times the study"]
@@ -364,13 +412,23 @@ def section(payload: dict) -> str:
             lines.append(f"| {k} | not run | | | | | | | | | |")
             continue
         sim = "not timed (world written before)" if r["simulate_s"] is None else r["simulate_s"]
+        only = r.get("only_rules")
+        label = f"{k} (only {', '.join(only)}: not the scale's row)" if only else k
         lines.append(
-            f"| {k} | {r['judgments']} | {sim} | {r['total_wall_s']} | {r['total_cpu_s']} "
+            f"| {label} | {r['judgments']} | {sim} | {r['total_wall_s']} | {r['total_cpu_s']} "
             f"| {r['model_rules_wall_s']} | {r['other_rules_wall_s']} | {r['peak_tree_rss_mb']} "
             f"| {r['largest_process_rss_mb']} | {r['load_before']} | {r['load_after']} |"
         )
     biggest = runs[str(max(int(k) for k in runs))]
+    measured = [("K = " + k, r) for k, r in sorted(runs.items(), key=lambda kv: int(kv[0]))]
+    measured += [
+        (f"SLURM K = {k}", r) for k, r in sorted(slurm_rows(payload), key=lambda kv: int(kv[0]))
+    ]
     lines += [
+        "",
+        "Measured at commit: "
+        + "; ".join(f"{what} {commit_text(r.get('git'))}" for what, r in measured)
+        + ".",
         "",
         target_line(biggest),
         "",
@@ -467,7 +525,7 @@ def section(payload: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--not-run", type=int, nargs="*", default=[], help="listed, not run")
@@ -485,7 +543,18 @@ def main() -> None:
         "--rerun", type=int, nargs="*", default=[], help="with --local-from-results: run again"
     )
     parser.add_argument("--note", action="append", default=[], help="a sentence for the README")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        help="local runs: only these rules' record files (checks the script; default: all)",
+    )
+    parser.add_argument(
+        "--slurm-dry-run",
+        action="store_true",
+        help="plan the --slurm runs with snakemake -n (no cluster); publishes nothing for them",
+    )
+    args = parser.parse_args(argv)
     previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
     runs: dict[str, dict] = {}
     slurm: dict[str, dict] = {}
@@ -497,12 +566,15 @@ def main() -> None:
     if to_run:
         copy = fresh_copy(WORK / "scale-copy")
         for k in to_run:
-            runs[str(k)] = run_scale(copy, k, args.cores)
+            runs[str(k)] = run_scale(copy, k, args.cores, args.rules)
             publish(args, runs, slurm)  # after every scale, so a long run leaves what it measured
     for k in args.slurm:
+        if args.slurm_dry_run:
+            print(json.dumps(plan_slurm(k, args.slurm_jobs, args.shards, args.slurm_rules)))
+            continue
         slurm[str(k)] = run_slurm(k, args.slurm_jobs, args.shards, args.slurm_rules)
         publish(args, runs, slurm)
-    if not args.slurm:
+    if not args.slurm or args.slurm_dry_run:
         publish(args, runs, slurm)
     ran = sorted(int(k) for k in runs)
     print(pd.DataFrame(runs[str(ran[-1])]["rules"]).T.sort_values("wall_s").tail(12))

@@ -3,17 +3,88 @@
 Each script owns one key of ``benchmarks/results.json`` and one marked section of
 ``benchmarks/README.md``; several scripts may finish at about the same time, so both writes
 are read-modify-write with an atomic replace and leave the other keys and sections alone.
+
+Every payload records the commit it was measured at (``git``: the commit and whether the
+working tree had uncommitted changes), so a README figure can be traced to the code it timed.
+
+``BENCH_OUTPUT_DIR`` (environment) sends every file a benchmark writes (``results.json``, the
+README, the coverage worlds' lines, the fresh copies) to another folder: the smoke tests
+(``tests/benchmarks/``) run each script there with its smallest parameters, so they never
+touch the published figures.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import platform
+import subprocess
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-RESULTS = BENCH_DIR / "results.json"
-README = BENCH_DIR / "README.md"
+REPO_ROOT = BENCH_DIR.parent
+OUTPUT_DIR = Path(os.environ.get("BENCH_OUTPUT_DIR") or BENCH_DIR)
+RESULTS = OUTPUT_DIR / "results.json"
+README = OUTPUT_DIR / "README.md"
+#: fresh copies of the repository and simulated worlds (git-ignored under benchmarks/)
+WORK_DIR = OUTPUT_DIR / ".work"
+
+
+def git_state() -> dict[str, object]:
+    """The commit measured, and whether the working tree had uncommitted changes."""
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True)
+        return proc.stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+
+
+def machine(packages: tuple[str, ...] = ()) -> dict[str, object]:
+    """The machine and software measured on, with the 1-minute load average now (the machine
+    is shared: a figure measured under load says so)."""
+    cpu = "?"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_kib = 0
+    meminfo = Path("/proc/meminfo")
+    if meminfo.is_file():
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    versions = {}
+    for name in packages:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "cpu_model": cpu,
+        "cpus": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "memory_gib": round(mem_kib / 1024**2, 1),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "packages": versions,
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def commit_text(git: dict[str, object] | None) -> str:
+    """``abc1234`` (or ``abc1234 with uncommitted changes``): the README's words for ``git``
+    (a payload written before the writer recorded commits says so)."""
+    if not git or not git.get("commit"):
+        return (
+            "(not recorded: measured before the benchmark writer recorded commits; "
+            "`git log benchmarks/results.json` names the commit that published it)"
+        )
+    short = str(git["commit"])[:7]
+    return f"{short} with uncommitted changes" if git.get("dirty") else short
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -21,13 +92,19 @@ def markers(name: str) -> tuple[str, str]:
     return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
 
 
-def update_results(key: str, payload: dict) -> None:
-    """Set ``results.json[key]`` (atomic replace; other keys are left as they are)."""
+def update_results(key: str, payload: dict) -> dict:
+    """Set ``results.json[key]`` (atomic replace; other keys are left as they are).
+
+    The stored payload gets ``git`` (:func:`git_state` now) unless the script recorded it
+    when it started measuring; it is returned, so the README section can name the commit.
+    """
+    payload = {**payload, "git": payload.get("git") or git_state()}
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     data[key] = payload
     tmp = RESULTS.with_suffix(f".json.{key}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, RESULTS)
+    return payload
 
 
 def update_readme(name: str, section: str) -> None:

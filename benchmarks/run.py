@@ -23,20 +23,27 @@ average is recorded).
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from results_io import RESULTS, markers, update_readme, update_results
+from results_io import (
+    RESULTS,
+    WORK_DIR,
+    commit_text,
+    git_state,
+    machine,
+    markers,
+    update_readme,
+    update_results,
+)
 from workflow_bench import REPO_ROOT, WorkflowBench, median, run_workflow_bench
 
 BENCH_DIR = Path(__file__).resolve().parent
-WORKDIR = BENCH_DIR / ".work"
+WORKDIR = WORK_DIR
 START, END = markers("workflow")
 #: the other benchmark scripts: suite name -> script (each writes its own results.json key)
 OTHER_SUITES = {"bootstrap": "bench_bootstrap.py", "callstore": "bench_callstore.py"}
@@ -56,49 +63,6 @@ PACKAGES = (
     "matplotlib",
     "openai",
 )
-
-
-def machine() -> dict[str, object]:
-    """The machine and software the numbers were measured on."""
-    cpu = "?"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem_kib = 0
-    meminfo = Path("/proc/meminfo")
-    if meminfo.is_file():
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_kib = int(line.split()[1])
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
-    return {
-        "cpu_model": cpu,
-        "cpus": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)),
-        "memory_gib": round(mem_kib / 1024**2, 1),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "packages": versions,
-        "load_average_1min": round(os.getloadavg()[0], 2),
-    }
-
-
-def git_state() -> dict[str, object]:
-    """The commit measured, and whether the working tree had uncommitted changes."""
-
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True)
-        return proc.stdout.strip()
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
 
 
 def sig(x: float, digits: int = 3) -> float:
@@ -221,7 +185,8 @@ def readme_section(w: dict) -> str:
         "",
         f"`snakemake --cores {w['cores']}` on {target} in a fresh copy of the repository "
         "(the files a clone has, no outputs; package installed), then no-op reruns, then "
-        f"reruns after changing one statistics setting. Measured on {env['cpu_model']} "
+        f"reruns after changing one statistics setting. Measured at commit "
+        f"{commit_text(w.get('git'))} on {env['cpu_model']} "
         f"({env['cpus_usable']} usable cores, {env['memory_gib']} GiB, Python {env['python']}, "
         f"snakemake {env['packages']['snakemake']}), 1-min load average {env['load_average_1min']} "
         "at the start (the machine is shared, so compare ratios, not seconds). "
@@ -329,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown suites {sorted(unknown)} or repeats < 1")
 
     if "workflow" in suites:
-        env, git = machine(), git_state()
+        env, git = machine(PACKAGES), git_state()
         started = time.perf_counter()
         bench = run_workflow_bench(
             args.workdir, args.target, args.cores, args.cold_repeats, args.repeats

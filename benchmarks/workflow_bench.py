@@ -145,7 +145,8 @@ def rules_reading(copy: Path, key: str) -> set[str]:
     """Rules whose params hold the config key (a ``subtree(CFG, ...)`` covering it, or all CFG)."""
     out = set()
     for rule, body in _rule_blocks(copy).items():
-        if re.search(r"cfg=CFG\b", body):
+        # the whole config: cfg=CFG, or every group by name (rule resolved_config)
+        if re.search(r"cfg=CFG\b|subtree\(CFG, \*sorted\(CFG\)\)", body):
             out.add(rule)
         for args in re.findall(r"subtree\(CFG,([^)]*)\)", body):
             for arg in re.findall(r"\"([\w.]+)\"", args):
