@@ -1,0 +1,217 @@
+"""Smoke tests: every benchmark script runs, with its smallest parameters, and publishes the
+fields its README section reads.
+
+Each script is run as a user runs it (``python benchmarks/<script>.py``, a process of its own)
+with ``BENCH_OUTPUT_DIR`` pointing at a temporary folder, so results.json, the README and the
+coverage worlds' lines are written there and the published figures are never touched. The
+script renders its README section from what it stores (``readme_section``); a field it no
+longer writes, or reads under another name, fails the run. No timing is asserted: speed is
+measured by the benchmarks themselves (``benchmarks/README.md``), never in tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis import REPO_ROOT
+
+BENCH = REPO_ROOT / "benchmarks"
+
+
+def head_commit() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def run_bench(
+    script: str, *args: str, out: Path, repo: Path = REPO_ROOT, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python benchmarks/<script> args`` in ``repo``, writing into ``out``; it must exit 0."""
+    env = dict(
+        os.environ,
+        BENCH_OUTPUT_DIR=str(out),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        OMP_WAIT_POLICY="PASSIVE",
+    )
+    proc = subprocess.run(
+        [sys.executable, str(repo / "benchmarks" / script), *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    return proc
+
+
+def published(out: Path, key: str) -> tuple[dict, str]:
+    """results.json[key] and the README section of ``name`` written into ``out``."""
+    payload = json.loads((out / "results.json").read_text())[key]
+    readme = (out / "README.md").read_text()
+    start, end = f"<!-- {key}:start -->", f"<!-- {key}:end -->"
+    assert start in readme and end in readme, readme
+    return payload, readme.split(start, 1)[1].split(end, 1)[0]
+
+
+def assert_commit(payload: dict, section: str) -> None:
+    """The payload records the commit measured, and the README section names it."""
+    assert payload["git"]["commit"] == head_commit()
+    assert payload["git"]["commit"][:7] in section
+
+
+def test_bench_bootstrap(tmp_path: Path) -> None:
+    run_bench(
+        "bench_bootstrap.py",
+        "--n-boot",
+        "40",
+        "--loop-resamples",
+        "2",
+        "--repeats",
+        "1",
+        out=tmp_path,
+    )
+    b, section = published(tmp_path, "bootstrap")
+    assert b["n_boot"] == 40 and b["loop_resamples_timed"] == 2
+    for field in ("fast_seconds", "loop_seconds_timed", "loop_seconds_extrapolated", "speedup"):
+        assert b[field] > 0, field
+    assert b["max_abs_difference"] < 1e-9
+    assert set(b["group_means_95ci"]) == {"human_human", "human_model", "model_model"}
+    for m in b["group_means_95ci"].values():
+        assert m["ci_low"] <= m["estimate"] <= m["ci_high"]
+    assert "| **speedup** |" in section and "extrapolated" in section
+    assert_commit(b, section)
+
+
+def test_bench_callstore(tmp_path: Path) -> None:
+    run_bench(
+        "bench_callstore.py",
+        "--n-store",
+        "16",
+        "--latency-ms",
+        "5",
+        "--concurrency",
+        "1",
+        "2",
+        "--rounds",
+        "2",
+        "--min-calls",
+        "2",
+        "--shards",
+        "2",
+        "--split-concurrency",
+        "2",
+        out=tmp_path,
+    )
+    c, section = published(tmp_path, "callstore")
+    assert c["replay"]["n_calls"] == 16
+    assert [r["concurrency"] for r in c["record"]] == [1, 2]
+    rows = [*c["record"], c["record_sharded"], c["client_floor"]]
+    for row in rows:
+        assert row["calls"] > 0 and row["calls_per_second"] > 0 and row["fraction_of_bound"] > 0
+    assert c["record_sharded"]["processes"] == 2
+    assert "**Replay**" in section and "| concurrency | processes |" in section
+    assert_commit(c, section)
+
+
+def test_bench_coverage(tmp_path: Path) -> None:
+    committed = (BENCH / "coverage_worlds.jsonl").read_bytes()
+    run_bench("bench_coverage.py", "--worlds", "1", "--n-boot", "20", out=tmp_path)
+    lines = (tmp_path / "coverage_worlds.jsonl").read_text().splitlines()
+    assert [json.loads(x)["seed"] for x in lines] == [10_000]
+    cov, section = published(tmp_path, "coverage")
+    assert cov["worlds"] == 1 and cov["n_boot"] == [20]
+    assert cov["world_commits"] == {head_commit(): 1}
+    assert "stage2.final.kappa.human_human" in cov["estimators"]
+    for row in cov["estimators"].values():
+        assert row["worlds"] == 1 and 0 <= row["coverage"] <= 1
+    assert "| `stage2.final.kappa.human_human` |" in section
+    assert_commit(cov, section)
+    assert (BENCH / "coverage_worlds.jsonl").read_bytes() == committed  # written elsewhere
+
+
+def test_bench_scale_tiny_run_and_slurm_dry_run(tmp_path: Path) -> None:
+    # The published rows (K = 10, 100, the SLURM run) are kept (--local-from-results), so the
+    # section, growth and extrapolation code read the committed payload's fields; K = 1 runs
+    # again, only canonical_tables (--rules), and the SLURM run of K = 1 is planned, not run.
+    committed = json.loads((BENCH / "results.json").read_text())["scale"]
+    (tmp_path / "results.json").write_text(json.dumps({"scale": committed}))
+    proc = run_bench(
+        "bench_scale.py",
+        "--local-from-results",
+        "--scales",
+        "1",
+        "10",
+        "100",
+        "--rerun",
+        "1",
+        "--rules",
+        "canonical_tables",
+        "--slurm",
+        "1",
+        "--slurm-dry-run",
+        out=tmp_path,
+    )
+    scale, section = published(tmp_path, "scale")
+    row = scale["runs"]["1"]
+    assert row["only_rules"] == ["canonical_tables"]
+    assert row["judgments"] > 0 and row["total_wall_s"] > 0
+    assert {"canonical_tables", "resolved_config"} <= set(row["rules"])
+    assert row["git"]["commit"] == head_commit()
+    assert scale["growth"]["between"] == [10, 100]
+    assert "| 1 (only canonical_tables: not the scale's row) |" in section
+    assert f"K = 1 {head_commit()[:7]}" in section
+    assert "Through a one-node SLURM cluster" in section  # the committed SLURM row
+    plan = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith('{"k"')))
+    assert plan["dry_run"] and plan["jobs"]["canonical_tables"] == 1
+
+
+def test_run_workflow_suite_on_one_target(tmp_path: Path) -> None:
+    # `make bench`'s workflow suite on its cheapest target (the resolved config: one job), one
+    # repeat of each measurement; the summary reads every suite's published headline fields.
+    (tmp_path / "results.json").write_text((BENCH / "results.json").read_text())
+    proc = run_bench(
+        "run.py",
+        "--suites",
+        "workflow",
+        "--target",
+        "results/bundled/config.yaml",
+        "--repeats",
+        "1",
+        out=tmp_path,
+    )
+    w, section = published(tmp_path, "workflow")
+    assert w["cold"]["jobs"] == 1 and len(w["noop_rerun"]["seconds"]) == 1
+    assert w["stats_rerun"]["rules_rerun"] == ["resolved_config"]
+    assert w["stats_rerun"]["only_dependents"], w["stats_rerun"]
+    assert w["peak_memory"]["process_tree_sampled_mb"] > 0
+    assert "**Not the default reproduction:**" in section
+    assert_commit(w, section)
+    summary = proc.stdout.split("| suite | headline |", 1)[1]
+    for suite in ("workflow", "bootstrap", "callstore"):
+        assert f"| {suite} |" in summary
+
+
+@pytest.mark.slow
+def test_rule_table_of_the_bundled_build(bundled_build: Path) -> None:
+    # Run in the built copy (its own script reads its own logs/), read-only.
+    proc = subprocess.run(
+        [sys.executable, str(bundled_build / "benchmarks" / "rule_table.py")],
+        cwd=bundled_build,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    header = proc.stdout.splitlines()[0].split()
+    assert header == ["jobs", "wall_s", "cpu_s", "max_rss_mb"]
+    assert "paper_pdf" in proc.stdout and "canonical_tables" in proc.stdout
+    assert " jobs; summed wall " in proc.stdout
