@@ -214,7 +214,7 @@ def process_cpu_s(pid: int) -> float:
 def server_process(latency_s: float) -> Iterator[tuple[str, int]]:
     """The fake server in its own process, so it does not share the client's GIL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "analysis.llm.fake_server", "--latency-ms", str(latency_s * 1000)],
+        [sys.executable, "-m", "tests.fake_server", "--latency-ms", str(latency_s * 1000)],
         stdout=subprocess.PIPE,
         cwd=BENCH_DIR.parent,
         text=True,

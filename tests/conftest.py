@@ -105,7 +105,7 @@ def assert_python_succeeds(code: str, env: dict[str, str] | None = None) -> None
 
 def fake_models_group(work: Path, name: str, base_url: str) -> str:
     """Add a models group to a workflow copy: one model served by the fake OpenAI-compatible
-    server at ``base_url`` (analysis/llm/fake_server.py); returns the override selecting it."""
+    server at ``base_url`` (tests/fake_server.py); returns the override selecting it."""
     spec = {
         name: {
             "description": "the fake OpenAI-compatible test server (echoes; not a model)",

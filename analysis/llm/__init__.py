@@ -6,7 +6,6 @@
 - ``client``: one request through the official ``openai`` client, with our retry policy
   (imported only when a request is made); ``failures``: the errors a call ends with
 - ``batch``: the Batch API executor; ``local_server``: the managed llama.cpp server
-- ``fake_server``: a fault-injecting OpenAI-compatible server for tests and benchmarks
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.store import iter_shard
 from analysis.workflow_config import ConfigError, call_store_root, compose_config
 from tests.cluster.local_slurm import ensure_packages
 from tests.conftest import fake_models_group, make_workflow_copy, run_snakemake
+from tests.fake_server import FakeOpenAI
 
 TARGET = "results/bundled/stage2/votes/shards/fake-store.v1.0-of-1.parquet"
 SHARD = Path("data/calls/stage2_relevance/fake-store/0.jsonl")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
 from analysis.settings import ClientSettings
+from tests.fake_server import FakeOpenAI
 from tests.settings_defaults import llm_settings
 
 #: the key the tests use; every file written in a test is scanned for it

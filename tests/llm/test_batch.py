@@ -10,11 +10,11 @@ import pytest
 
 from analysis.llm.batch import BatchPending, batch_line, state_path, write_state
 from analysis.llm.calls import CallError, ChatRequest, PendingCall, call_key, run_calls
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.keys import effective_params
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import iter_shard, shard_path, validate_store
 from analysis.settings import ClientSettings
+from tests.fake_server import FakeOpenAI
 
 
 @pytest.fixture

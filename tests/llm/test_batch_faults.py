@@ -16,10 +16,10 @@ import pytest
 from analysis import REPO_ROOT
 from analysis.llm.batch import BatchPending, state_path
 from analysis.llm.calls import CallError, ChatRequest, call_key, run_calls
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import ShardWriter, iter_shard, shard_path, usage_summary, validate_store
 from analysis.settings import ClientSettings
+from tests.fake_server import FakeOpenAI
 
 
 @pytest.fixture

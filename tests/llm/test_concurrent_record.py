@@ -16,8 +16,8 @@ from pathlib import Path
 
 from analysis import REPO_ROOT
 from analysis.cli import main
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.store import ShardWriter, iter_store, shard_path, validate_store
+from tests.fake_server import FakeOpenAI
 
 N_CALLS = 24
 

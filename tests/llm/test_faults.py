@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from analysis.llm.calls import CallError, ChatRequest, ReplayMiss, call_key, run_calls
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import iter_shard, shard_path, validate_store
 from analysis.settings import ClientSettings
+from tests.fake_server import FakeOpenAI
 from tests.settings_defaults import llm_settings
 
 

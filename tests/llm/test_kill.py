@@ -13,9 +13,9 @@ from pathlib import Path
 
 from analysis import REPO_ROOT
 from analysis.llm.calls import ChatRequest, call_key, run_calls
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import iter_shard, shard_path, validate_store
+from tests.fake_server import FakeOpenAI
 from tests.settings_defaults import llm_settings
 
 N_CALLS = 60

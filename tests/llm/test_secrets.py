@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from analysis.llm.calls import CallError, ChatRequest, run_calls
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import usage_summary, validate_store
 from analysis.settings import ClientSettings
+from tests.fake_server import FakeOpenAI
 from tests.llm.conftest import KEY_ENV, TEST_KEY
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from analysis.cli import main
 from analysis.llm.calls import ChatRequest, run_calls
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import (
     ShardWriter,
@@ -24,6 +23,7 @@ from analysis.llm.store import (
     validate_store,
 )
 from analysis.settings import ClientSettings
+from tests.fake_server import FakeOpenAI
 from tests.settings_defaults import llm_settings
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from analysis.llm.calls import ChatRequest, ReplayMiss, calls_provenance
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.llm.models import model_from_config
 from analysis.settings import LlmMode
 from analysis.stages.requests import caller_from_config
+from tests.fake_server import FakeOpenAI
 from tests.settings_defaults import default_settings
 
 

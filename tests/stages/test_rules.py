@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.llm.fake_server import FakeOpenAI
 from analysis.stages.steps import CALL_STEPS
 from tests.conftest import REPO_ROOT, fake_models_group, run_snakemake
+from tests.fake_server import FakeOpenAI
 
 MODEL_RULES = {
     "attribute_extraction",

@@ -1,5 +1,9 @@
 """A fault-injecting OpenAI-compatible server on 127.0.0.1, for tests and benchmarks.
 
+Test support, not part of the installed package (``pip install .`` ships ``analysis`` only):
+tests import it as ``tests.fake_server``, and ``benchmarks/bench_callstore.py`` runs it from
+the checkout as ``python -m tests.fake_server``.
+
 It speaks real HTTP, so the official client, its transport and our retry policy are exercised
 end to end (openai 3.x uses httpx2, which the usual HTTP mocking libraries do not intercept).
 It implements ``/v1/chat/completions``, ``/v1/models``, ``/v1/files`` and ``/v1/batches``.
