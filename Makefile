@@ -1,24 +1,55 @@
 # recenter: the two commands of the README.
-#   make paper   install everything the workflow needs, then reproduce the paper (paper/build/bundled/paper.pdf)
-#   make test    install everything the tests need, then run the test suite
-# Both work on a fresh Debian machine with Python 3.11 (as root, or with sudo available).
+#   make paper   install what the reproduction needs, then reproduce the paper (paper/build/bundled/paper.pdf)
+#   make test    install what the tests need (the local model included), then run the test suite
+# Both work on a machine that has only Python 3.11, pip and this repository (Debian 12 or this
+# project's image; as root, or as a user with sudo): the system packages come from apt, the Python
+# packages go into the project's own virtual environment .venv/ (git-ignored), whose bin/ is first
+# on PATH for everything below (the tests call `snakemake` by name). Nothing is read from outside
+# the repository and the package registries.
 
 PYTHON ?= python3
+VENV ?= .venv
 CORES ?= 8
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends
+
+VENV_DIR := $(abspath $(VENV))
+PY := $(VENV_DIR)/bin/python
+export VIRTUAL_ENV := $(VENV_DIR)
+export PATH := $(VENV_DIR)/bin:$(PATH)
+
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
-	texlive-fonts-recommended texlive-science lmodern latexmk
-# Python packages come from the hashed lock (requirements.lock, made by `make lock`). Two are
-# installed outside it, pinned by version, because their files differ per machine: the CPU build
-# of torch (PyPI's file of the same version pulls CUDA), and llama-cpp-python (a source build, or
-# the portable wheel shipped beside the repository, which saves a ~6 min build).
+	texlive-fonts-recommended texlive-science lmodern latexmk poppler-utils
+# The tests' browser (the HTML report and the audit site): Debian's, never a downloaded one.
+BROWSER_PACKAGES := chromium chromium-driver
+
+# Python packages come from hashed locks made by `make lock`: requirements-paper.lock (what the
+# reproduction imports) and requirements.lock (everything: the tests, the cluster plugins and the
+# local model's server too; the same pins). Two packages are installed outside them, pinned by
+# version, because their files differ per machine: torch (the CPU build) and llama-cpp-python
+# (a portable source build, below).
 TORCH_PIN := torch==2.13.0
 LLAMA_PIN := llama-cpp-python==0.3.36
-LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-0.3.36-*.whl))
-# Where `make lock` finds the CPU torch wheel and the llama wheel to resolve their dependencies.
-LOCK_FIND_LINKS ?= $(wildcard /opt/wheels ../shared/wheels)
+# Where pip finds the CPU build of torch. Empty: PyTorch's CPU index where it answers, else your
+# pip configuration's index (on plain PyPI that is the CUDA build, much larger; set TORCH_INDEX).
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 
-.PHONY: paper test install install-tex install-python install-test lint clean bench lock
+# llama.cpp compiled for any x86-64 CPU of the last ten years, never for this one: a build with
+# native CPU detection (the default) uses instructions such as AVX-512 or AMX that other machines,
+# and sometimes the same one under another hypervisor, lack, and the server dies with SIGILL.
+# Built once per machine into a cache whose name carries the flags (pip's own wheel cache ignores
+# CMAKE_ARGS and would hand back a native build); LLAMA_WHEEL=path installs a wheel you already have.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell uname -m)),-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON)
+LLAMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/recenter/wheels/$(subst ==,-,$(LLAMA_PIN))-$(shell printf '%s' "$(LLAMA_CMAKE_ARGS)" | sha256sum | cut -c1-12)
+LLAMA_WHEEL ?=
+
+# Stamps: an install step reruns only when what it installs from changed.
+STAMP := $(VENV_DIR)/.recenter
+# Where `make lock` finds the CPU torch wheel to resolve its dependencies.
+LOCK_FIND_LINKS ?= $(wildcard /opt/wheels)
+
+.PHONY: paper test install install-test local-llm system-paper system-test lint clean bench lock
 
 paper: install
 	snakemake --cores $(CORES)
@@ -28,46 +59,98 @@ paper: install
 # in the order tests/conftest.py sets (the longest first).
 test: install-test
 	$(MAKE) lint
-	$(PYTHON) -m pytest -n auto --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest -n auto --dist loadgroup --no-loadscope-reorder
 
-install-tex:
-	@if command -v latexmk >/dev/null 2>&1 && kpsewhich booktabs.sty siunitx.sty >/dev/null 2>&1; then \
-		echo "TeX Live already installed"; \
-	else \
-		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) poppler-utils; \
+install: system-paper $(STAMP)-paper
+
+install-test: system-test $(STAMP)-test $(STAMP)-local-llm
+
+# The local model (SmolLM2-135M served by llama.cpp): only recording new calls and the tests need
+# it; replay never starts it (docs/models.md).
+local-llm: system-test $(STAMP)-test $(STAMP)-local-llm
+
+# System packages, each installed only where missing: TeX Live for the paper; the venv module and a
+# compiler for the rest; Chromium for the tests.
+system-paper:
+	@missing=""; \
+	if ! command -v latexmk >/dev/null 2>&1 || ! kpsewhich booktabs.sty siunitx.sty >/dev/null 2>&1 \
+		|| ! command -v pdfinfo >/dev/null 2>&1; then missing="$(TEX_PACKAGES)"; fi; \
+	if ! $(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1; then \
+		missing="$$missing python3-venv python$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "apt-get install:$$missing"; \
+		$(SUDO) apt-get update -qq && $(APT_INSTALL) $$missing; \
 	fi
 
-# Where pip finds the CPU build of torch (e.g. TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu";
-# the default takes it from pip's own configuration).
-TORCH_INDEX ?=
+system-test: system-paper
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || missing="$(BROWSER_PACKAGES)"; \
+	command -v c++ >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || missing="$$missing build-essential"; \
+	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
+	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	if [ -n "$$missing" ]; then \
+		echo "apt-get install:$$missing"; \
+		$(SUDO) apt-get update -qq && $(APT_INSTALL) $$missing; \
+	fi
 
-install-python:
-	$(PYTHON) -m pip install -q --require-hashes --no-deps -r requirements.lock
-	$(PYTHON) -m pip install -q --no-deps $(TORCH_INDEX) "$(TORCH_PIN)"
-	$(PYTHON) -m pip install -q --no-deps "$(if $(LLAMA_WHEEL),$(LLAMA_WHEEL),$(LLAMA_PIN))"
-	$(PYTHON) -m pip install -q --no-deps -e .
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "recenter needs Python 3.11; got " + sys.version.split()[0] + " (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV_DIR)
+	$(PY) -m pip install -q --upgrade "pip>=23"
 
-install: install-tex install-python
+# torch's CPU build from PyTorch's CPU index where it answers (a few seconds to find out), else
+# from your pip configuration's index.
+define install_torch
+	@if [ -n '$(TORCH_INDEX)' ]; then index='$(TORCH_INDEX)'; \
+	elif $(PY) -c "import urllib.request; urllib.request.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" >/dev/null 2>&1; then \
+		index="--index-url $(TORCH_CPU_INDEX)"; \
+	else index=""; echo "PyTorch's CPU index is not reachable: $(TORCH_PIN) from pip's configured index (on plain PyPI, the CUDA build; see README)"; fi; \
+	echo "pip install $(TORCH_PIN) $$index"; \
+	$(PY) -m pip install -q --no-deps $$index "$(TORCH_PIN)"
+endef
 
-install-test: install
+$(STAMP)-paper: requirements-paper.lock pyproject.toml | $(PY)
+	$(PY) -m pip install -q --require-hashes --no-deps -r requirements-paper.lock
+	$(install_torch)
+	$(PY) -m pip install -q --no-deps -e .
+	@touch $@
 
-# Re-pin requirements.lock from pyproject.toml (keeps existing pins unless pyproject needs others;
-# add --upgrade to move everything to the newest versions). Linux x86-64, Python 3.11.
+$(STAMP)-test: requirements.lock pyproject.toml $(STAMP)-paper
+	$(PY) -m pip install -q --require-hashes --no-deps -r requirements.lock
+	@touch $@
+
+$(STAMP)-local-llm: $(STAMP)-test
+	@if [ -n '$(LLAMA_WHEEL)' ]; then \
+		echo "pip install $(LLAMA_WHEEL)"; $(PY) -m pip install -q --no-deps '$(LLAMA_WHEEL)'; \
+	else \
+		if ! ls $(LLAMA_CACHE)/*.whl >/dev/null 2>&1; then \
+			echo "building $(LLAMA_PIN) for any x86-64 CPU (CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)): about 7 minutes on 2 cores, once per machine"; \
+			rm -rf $(LLAMA_CACHE).tmp && \
+			CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip wheel -q --no-cache-dir \
+				--no-deps --no-binary llama-cpp-python -w $(LLAMA_CACHE).tmp "$(LLAMA_PIN)" && \
+			mv $(LLAMA_CACHE).tmp $(LLAMA_CACHE); \
+		fi; \
+		$(PY) -m pip install -q --no-deps $(LLAMA_CACHE)/*.whl; \
+	fi
+	@touch $@
+
+# Re-pin both locks from pyproject.toml (existing pins are kept unless pyproject needs others; add
+# --upgrade to move everything to the newest versions). Linux x86-64, Python 3.11. The paper's lock
+# is resolved within the full one, so the two never pin a package differently.
+UV_COMPILE = uv pip compile pyproject.toml --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	--generate-hashes --no-emit-package torch --no-emit-package llama-cpp-python \
+	$(foreach d,$(LOCK_FIND_LINKS),--find-links $(d)) --no-header --annotation-style line
 lock:
-	uv pip compile pyproject.toml --extra test --extra cluster --extra local-llm \
-		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes \
-		--no-emit-package torch --no-emit-package llama-cpp-python \
-		$(foreach d,$(LOCK_FIND_LINKS),--find-links $(d)) \
-		--no-header --annotation-style line -o requirements.lock
+	$(UV_COMPILE) --extra test --extra cluster --extra local-llm -o requirements.lock
+	$(UV_COMPILE) --constraint requirements.lock -o requirements-paper.lock
 
-bench: install
-	$(PYTHON) benchmarks/run.py
-	$(PYTHON) benchmarks/rule_table.py
+bench: install-test
+	$(PY) benchmarks/run.py
+	$(PY) benchmarks/rule_table.py
 
 lint:
 	ruff check . && ruff format --check . && snakefmt --check workflow/Snakefile workflow/rules
-	snakemake --lint 2>&1 | $(PYTHON) tests/snakemake_lint.py
+	snakemake --lint 2>&1 | $(PY) tests/snakemake_lint.py
 	lint-imports
 
 clean:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 import platform
 import shutil
 import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -95,3 +97,62 @@ def package_fingerprint() -> str:
     metadata = (d.metadata for d in importlib.metadata.distributions())  # parsed once each
     rows = sorted(f"{canonicalize_name(m['Name'] or '')}=={m['Version']}" for m in metadata)
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
+#: a copy of the repository without ``.git`` (``recenter verify``, the tests' builds) is told which
+#: commit it is a copy of through this variable: ``<sha>``, or ``<sha>-dirty`` for a tree that had
+#: uncommitted changes (the form of ``git describe --always --dirty``)
+COMMIT_VARIABLE = "RECENTER_COMMIT"
+UNKNOWN_COMMIT = "unknown"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    if shutil.which("git") is None:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def repository_commit(root: Path) -> dict[str, Any]:
+    """Which commit of the repository at ``root`` built this, and whether its tree had changes.
+
+    ``{"commit": <sha> | "unknown", "uncommitted_changes": bool | None, "source": ...}``: from
+    :data:`COMMIT_VARIABLE` where a copier set it, else from git (untracked files that git does
+    not ignore count as changes: a new module is code), else unknown. A reviewer holding a PDF
+    can then tell which code made it.
+    """
+    given = os.environ.get(COMMIT_VARIABLE, "").strip()
+    if given:
+        sha, dirty = given.removesuffix("-dirty"), given.endswith("-dirty")
+        return {"commit": sha, "uncommitted_changes": dirty, "source": COMMIT_VARIABLE}
+    if not (root / ".git").exists():  # not a folder inside some other checkout either
+        return {"commit": UNKNOWN_COMMIT, "uncommitted_changes": None, "source": "no git checkout"}
+    sha = _git(root, "rev-parse", "HEAD")
+    status = _git(root, "status", "--porcelain")
+    if not sha:
+        return {"commit": UNKNOWN_COMMIT, "uncommitted_changes": None, "source": "git"}
+    return {
+        "commit": sha,
+        "uncommitted_changes": None if status is None else bool(status),
+        "source": "git",
+    }
+
+
+def commit_label(commit: Mapping[str, Any]) -> str:
+    """``<sha>``, ``<sha>-dirty`` or ``unknown``: what :data:`COMMIT_VARIABLE` takes."""
+    sha = str(commit.get("commit") or UNKNOWN_COMMIT)
+    return f"{sha}-dirty" if sha != UNKNOWN_COMMIT and commit.get("uncommitted_changes") else sha
+
+
+def commit_sentence(commit: Mapping[str, Any]) -> str:
+    """The commit as a sentence says it: ``commit 1a2b3c4 (with uncommitted changes)``."""
+    sha = str(commit.get("commit") or UNKNOWN_COMMIT)
+    if sha == UNKNOWN_COMMIT:
+        return "an unknown commit (the build was made from a copy without git history)"
+    state = {True: " (with uncommitted changes)", False: "", None: " (tree state unknown)"}
+    return f"commit {sha[:12]}{state[commit.get('uncommitted_changes')]}"

@@ -4,6 +4,7 @@ the one full build of the bundled world that every test reading its outputs shar
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import yaml
 from filelock import FileLock
 
 from analysis import REPO_ROOT
+from analysis.software import COMMIT_VARIABLE, commit_label, repository_commit
 
 REAL_DATA = (REPO_ROOT.parent / "shared" / "data" / "annotation-tool").resolve()
 #: outputs of a run; never copied into a fresh workflow copy
@@ -78,6 +80,8 @@ def run_snakemake(
     # workers and up to two builds share the cores, and spinning threads burn CPU-seconds that
     # another process needed. Wait policy changes no result (same bytes); an explicit setting wins.
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # a copy has no .git: it is told which commit of this checkout it is (environment.json, PDF)
+    env.setdefault(COMMIT_VARIABLE, checkout_commit())
     proc = subprocess.run(
         ["snakemake", *args],
         cwd=workdir,
@@ -92,6 +96,12 @@ def run_snakemake(
             f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
         )
     return proc
+
+
+@functools.cache
+def checkout_commit() -> str:
+    """This checkout's commit as a copy of it is told (``analysis.software.COMMIT_VARIABLE``)."""
+    return commit_label(repository_commit(REPO_ROOT))
 
 
 def assert_python_succeeds(code: str, env: dict[str, str] | None = None) -> None:

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
-from analysis.software import installed_software, software_differences
+from analysis.software import (
+    COMMIT_VARIABLE,
+    UNKNOWN_COMMIT,
+    commit_label,
+    commit_sentence,
+    installed_software,
+    repository_commit,
+    software_differences,
+)
+from tests.conftest import checkout_commit, run_snakemake
 
 
 def test_installed_software_names_the_packages_tex_and_os() -> None:
@@ -75,3 +87,60 @@ def test_trace_names_the_software_and_the_appendix_lists_it(tmp_path) -> None:
     assert "Software that built these numbers" in tex
     assert f"statsmodels {sw['packages']['statsmodels']}" in tex
     assert "hydra-core" in tex and "_" not in tex.replace(r"\_", "")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def test_the_commit_is_read_from_git_with_the_trees_state(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(COMMIT_VARIABLE, raising=False)
+    assert repository_commit(tmp_path) == {
+        "commit": UNKNOWN_COMMIT,
+        "uncommitted_changes": None,
+        "source": "no git checkout",
+    }
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _git(tmp_path, "add", "a.py")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    clean = repository_commit(tmp_path)
+    assert len(clean["commit"]) == 40 and clean["uncommitted_changes"] is False
+    assert commit_label(clean) == clean["commit"]
+    (tmp_path / "b.py").write_text("y = 2\n")  # a new module is a change too
+    dirty = repository_commit(tmp_path)
+    assert dirty["commit"] == clean["commit"] and dirty["uncommitted_changes"] is True
+    assert commit_label(dirty) == f"{clean['commit']}-dirty"
+    assert commit_sentence(dirty) == f"commit {clean['commit'][:12]} (with uncommitted changes)"
+    # a copy's copier says which commit it copied, and that wins over any git around it
+    monkeypatch.setenv(COMMIT_VARIABLE, "abc123-dirty")
+    assert repository_commit(tmp_path) == {
+        "commit": "abc123",
+        "uncommitted_changes": True,
+        "source": COMMIT_VARIABLE,
+    }
+    assert "unknown commit" in commit_sentence({"commit": UNKNOWN_COMMIT})
+
+
+def test_the_build_records_its_commit_and_a_new_commit_reruns_nothing(
+    bundled_build: Path,
+) -> None:
+    """environment.json, the PDF's title page and `recenter trace` name the commit; a build
+    told another commit (as after `git commit`) has nothing to do."""
+    from analysis.paper.trace import software_summary
+
+    expected = checkout_commit()
+    sw = json.loads((bundled_build / "results" / "bundled" / "environment.json").read_text())
+    assert commit_label(sw["repository"]) == expected
+    assert sw["repository"]["source"] == COMMIT_VARIABLE
+    summary = software_summary("bundled", bundled_build)
+    assert summary["commit"] == expected.removesuffix("-dirty")
+    page = subprocess.run(
+        ["pdftotext", "-l", "1", str(bundled_build / "paper/build/bundled/paper.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"from {commit_sentence(sw['repository'])}" in " ".join(page.split())
+    dry = run_snakemake(bundled_build, "-n", env={**os.environ, COMMIT_VARIABLE: "0" * 40}).stdout
+    assert "Nothing to be done" in dry, dry[-2000:]

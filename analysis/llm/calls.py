@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from analysis import REPO_ROOT
-from analysis.llm.failures import CallError
+from analysis.llm.failures import CallError, LocalServerDied
 from analysis.llm.keys import KeyMaker, effective_params, normalize_value
 from analysis.llm.models import NO_KEY, ModelSpec, resolve_api_key
 from analysis.llm.progress import CallProgress
@@ -43,6 +43,7 @@ from analysis.settings import ClientSettings, Executor, LlmMode
 __all__ = [
     "CallError",
     "CallResult",
+    "LocalServerDied",
     "ChatRequest",
     "PendingCall",
     "ReplayMiss",
@@ -293,16 +294,28 @@ def _run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to send the calls, and for a server this run started, how to tell it has died."""
+
+    base_url: str
+    #: a local server's ``death``: None while it runs, else how it ended (None: not ours)
+    server_death: Callable[[], str | None] | None = None
+
+    def died(self) -> str | None:
+        return self.server_death() if self.server_death is not None else None
+
+
 @contextlib.contextmanager
-def endpoint(model: ModelSpec) -> Iterator[str]:
-    """The base_url to call: the configured one, or a local server started for this block."""
+def endpoint(model: ModelSpec) -> Iterator[Endpoint]:
+    """The endpoint to call: the configured one, or a local server started for this block."""
     if model.base_url is not None:
-        yield model.base_url
+        yield Endpoint(model.base_url)
         return
     from analysis.llm.local_server import local_server
 
-    with local_server(model) as base_url:
-        yield base_url
+    with local_server(model) as server:
+        yield Endpoint(server.base_url, server.death)
 
 
 #: how long a group commit waits for more records before it writes (PostgreSQL's commit_delay):
@@ -361,8 +374,12 @@ async def _direct(
     writer: ShardWriter,
     progress: CallProgress,
     reuse_stored: bool = False,
+    server_death: Callable[[], str | None] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Make ``calls`` with at most ``max_concurrency`` in flight; store each as it completes.
+
+    Once a local server this run started has died (``server_death``), the calls not yet made
+    are not attempted: each fails at once, quietly (the caller reports the death once).
 
     A fixed set of workers takes the calls one after another (twice ``max_concurrency``: a
     worker whose request is over waits for its record's fsync while another takes the slot),
@@ -391,6 +408,8 @@ async def _direct(
                 progress.add_done()  # another run sharing the store made it meanwhile
                 return
             try:
+                if server_death is not None and server_death():
+                    raise LocalServerDied("not attempted: the local model server had died")
                 response, latency, attempts = await call_with_retries(
                     lease.client,
                     model,
@@ -400,7 +419,12 @@ async def _direct(
                     key=call.key,
                     settings=settings,
                     secrets=secrets,
+                    server_death=server_death,
                 )
+            except LocalServerDied as err:
+                failures[call.key] = str(err)
+                progress.add_failed()
+                return
             except CallError as err:
                 failures[call.key] = str(err)
                 log.error("%s", err)
@@ -554,9 +578,9 @@ def _execute(
     api_key = resolve_api_key(model)
     secrets = [api_key] if api_key != NO_KEY else []
     path = shard_path(store, stage, model.name, shard)
-    with endpoint(model) as base_url, ShardWriter(path, secrets=secrets) as writer:
+    with endpoint(model) as target, ShardWriter(path, secrets=secrets) as writer:
         common: dict[str, Any] = {
-            "base_url": base_url,
+            "base_url": target.base_url,
             "api_key": api_key,
             "stage": stage,
             "prompt_version": prompt_version,
@@ -568,7 +592,23 @@ def _execute(
             from analysis.llm.batch import execute_batch
 
             return _run_coroutine(execute_batch(model, todo, **common))
-        return _run_coroutine(_direct(model, todo, **common, reuse_stored=reuse_stored))
+        fresh, failures = _run_coroutine(
+            _direct(
+                model,
+                todo,
+                **common,
+                reuse_stored=reuse_stored,
+                server_death=target.server_death,
+            )
+        )
+        died = target.died()
+        if died and failures:
+            raise LocalServerDied(
+                f"{died}\n{len(failures)} of {len(todo)} calls for {model.name}/{stage} were not "
+                f"answered and nothing was stored for them ({len(fresh)} answered before are "
+                "stored); a rerun makes the rest"
+            )
+        return fresh, failures
 
 
 def resolve_store(path: str | Path, repo: Path = REPO_ROOT) -> Path:

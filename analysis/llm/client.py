@@ -35,7 +35,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_exponential_jitter
 
-from analysis.llm.failures import CallError, EndpointNotFound
+from analysis.llm.failures import CallError, EndpointNotFound, LocalServerDied
 from analysis.llm.models import ModelSpec
 from analysis.llm.store import redact
 from analysis.settings import ClientSettings
@@ -196,6 +196,9 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, openai.APIStatusError):
         body = exc.response.text[:300] if exc.response is not None else ""
         return f"HTTP {exc.status_code} {body!r}"
+    refused = _connection_os_error(exc)
+    if refused is not None:
+        return refused
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
     if isinstance(exc, AttemptTimeout):
@@ -204,6 +207,32 @@ def describe_error(exc: BaseException) -> str:
         cause = exc.__cause__
         return f"connection error ({type(cause).__name__ if cause else 'unknown'})"
     return f"{type(exc).__name__}: {exc}"
+
+
+#: connection failures by the OS error at the bottom of the client's exception chain
+_CONNECTION_ERRORS: tuple[tuple[type[OSError], str], ...] = (
+    (ConnectionRefusedError, "connection refused"),
+    (ConnectionResetError, "connection reset by the endpoint"),
+    (ConnectionAbortedError, "connection aborted"),
+)
+
+
+def _connection_os_error(exc: BaseException) -> str | None:
+    """ "connection refused" (or reset) where that is what happened underneath ``exc``.
+
+    The aiohttp transport reports a refused connection as httpx2's ``ConnectTimeout`` and the
+    client then as ``APITimeoutError``, within milliseconds; it is not a timeout, and a message
+    that says so sends a user after the wrong cause.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        for kind, text in _CONNECTION_ERRORS:
+            if isinstance(cause, kind):
+                return f"{text} ({cause.strerror or cause})" if cause.strerror else text
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def parse_completion(content: bytes) -> dict[str, Any]:
@@ -288,8 +317,14 @@ async def call_with_retries(
     key: str,
     settings: ClientSettings,
     secrets: Sequence[str] = (),
+    server_death: Callable[[], str | None] | None = None,
 ) -> tuple[dict[str, Any], float, int]:
     """(response, latency of the successful attempt, attempts) or ``CallError``.
+
+    ``server_death`` (a local server's :meth:`~analysis.llm.local_server.LocalServer.death`)
+    is asked before every retry: once the server this run started has died, no retry is made
+    against its port and the call fails at once with ``LocalServerDied``, which says how the
+    process ended.
 
     The first attempt is made before any retry state exists: most calls succeed at once, and
     tenacity's state for one call is a reference cycle that only the garbage collector frees,
@@ -324,10 +359,13 @@ async def call_with_retries(
             state.next_action.sleep if state.next_action else 0.0,
         )
 
+    def worth_retrying(exc: BaseException) -> bool:
+        return is_retryable(exc) and not (server_death is not None and server_death())
+
     retrying = AsyncRetrying(
         stop=stop_after_attempt(settings.max_retries + 1),
         wait=_waiter(settings),
-        retry=retry_if_exception(is_retryable),
+        retry=retry_if_exception(worth_retrying),
         before_sleep=before_sleep,
         reraise=True,
     )
@@ -341,6 +379,9 @@ async def call_with_retries(
                 response, latency = await attempt_once()
                 return response, latency, attempts
     except Exception as exc:  # every failure becomes one clear, secret-free error
+        died = server_death() if server_death is not None else None
+        if died:
+            raise LocalServerDied(redact(died, secrets)) from None
         kind = "gave up after" if is_retryable(exc) else "not retryable, failed at"
         message = (
             f"model {model.name}, stage {stage}, key {key}: {kind} attempt {attempts} "

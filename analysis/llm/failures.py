@@ -13,3 +13,11 @@ class CallError(RuntimeError):
 
 class EndpointNotFound(CallError):
     """HTTP 404 on an endpoint operation: the object (e.g. a saved batch) does not exist there."""
+
+
+class LocalServerDied(CallError):
+    """The local model server this run started has died: no call can be answered any more.
+
+    The message names the model, how the process ended (exit code, or the signal by name) and
+    the end of its log; the calls not yet answered are not stored, so a rerun makes them.
+    """

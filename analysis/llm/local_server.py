@@ -8,6 +8,12 @@ without a chance to clean up (SIGKILL, the OOM killer, a scheduler), the kernel 
 server too: it is started with a parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG)``). Its
 log is an unnamed temporary file (unlinked before the server starts), so a killed job leaves
 nothing in the temp folder either.
+
+The other way round, a server that dies while the job runs (a llama.cpp build for another CPU
+dies with SIGILL on its first completion; the OOM killer sends SIGKILL) must stop the job at
+once, not after every call has waited out its retries against a dead port: the block yields a
+:class:`LocalServer`, whose :meth:`LocalServer.death` the call layer asks before each retry and
+which says how the process ended (the signal by name) and what its log said last.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -135,6 +142,53 @@ def _log_tail(out: IO[bytes], limit: int = 2000) -> str:
     return out.read().decode(errors="replace")[-limit:]
 
 
+#: what a signal that ended the server most likely means, and what to do about it
+_SIGNAL_HINTS = {
+    signal.SIGILL: (
+        "the llama.cpp build does not match this CPU (it was compiled for instructions this "
+        "processor lacks); reinstall the portable build with `make local-llm` (docs/models.md)"
+    ),
+    signal.SIGKILL: "killed from outside: the out-of-memory killer, a scheduler or a user",
+    signal.SIGSEGV: "llama.cpp crashed",
+}
+
+
+def describe_exit(returncode: int) -> str:
+    """How a process ended, as a person reads it (e.g. killed by SIGILL: illegal instruction)."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        sig = signal.Signals(-returncode)
+    except ValueError:
+        return f"was killed by signal {-returncode}"
+    text = f"was killed by {sig.name} ({(signal.strsignal(sig) or sig.name).lower()})"
+    hint = _SIGNAL_HINTS.get(sig)
+    return f"{text}: {hint}" if hint else text
+
+
+@dataclass
+class LocalServer:
+    """A running local model server: where to call it, and whether its process still lives."""
+
+    name: str
+    base_url: str
+    proc: subprocess.Popen[bytes]
+    out: IO[bytes]
+
+    def death(self) -> str | None:
+        """None while the server runs; once its process has ended, how, with its log's end.
+
+        Cheap (one non-blocking ``waitpid``): the call layer asks before every retry.
+        """
+        code = self.proc.poll()
+        if code is None:
+            return None
+        return (
+            f"model {self.name}: the local llama.cpp server (pid {self.proc.pid}) "
+            f"{describe_exit(code)}; its log ends with:\n{_log_tail(self.out)}"
+        )
+
+
 def _answers(base_url: str, timeout: float = 1.0) -> bool:
     try:
         with urllib.request.urlopen(f"{base_url}/models", timeout=timeout) as resp:
@@ -160,14 +214,14 @@ def _stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
 @contextlib.contextmanager
 def local_server(
     spec: ModelSpec, *, startup_timeout_s: float = 120.0, log_path: Path | None = None
-) -> Iterator[str]:
-    """Serve ``spec`` on 127.0.0.1 for the duration of the block; yield its ``base_url``."""
+) -> Iterator[LocalServer]:
+    """Serve ``spec`` on 127.0.0.1 for the duration of the block; yield the running server."""
     if spec.server is None or spec.server.get("kind") != "llama_cpp":
         raise LocalServerError(f"model {spec.name}: no llama_cpp server configured")
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalServerError(
-            "llama-cpp-python is not installed: `pip install -e '.[local-llm]'` "
-            "(a prebuilt wheel may be in ../shared/wheels)"
+            "llama-cpp-python is not installed: `make local-llm` builds it for any x86-64 CPU "
+            "(docs/models.md)"
         )
     port = free_port()
     cmd = server_command(spec, port)
@@ -192,9 +246,8 @@ def local_server(
             while not _answers(base_url):
                 if proc.poll() is not None:
                     raise LocalServerError(
-                        f"model {spec.name}: llama_cpp.server exited with code "
-                        f"{proc.returncode} before answering; its log ends with:\n"
-                        f"{_log_tail(out)}"
+                        f"model {spec.name}: llama_cpp.server {describe_exit(proc.returncode)} "
+                        f"before answering; its log ends with:\n{_log_tail(out)}"
                     )
                 if time.monotonic() > deadline:
                     raise LocalServerError(
@@ -202,7 +255,7 @@ def local_server(
                         f"{startup_timeout_s:.0f}s; its log ends with:\n{_log_tail(out)}"
                     )
                 time.sleep(0.2)
-            yield base_url
+            yield LocalServer(spec.name, base_url, proc, out)
         finally:
             _stop(proc)
             log.info("stopped local server for %s", spec.name)

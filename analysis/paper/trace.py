@@ -21,6 +21,7 @@ from typing import Any
 from analysis import REPO_ROOT
 from analysis.paper.lineage import lineage as full_lineage
 from analysis.provenance import RecordError, load_numbers, sha256_file
+from analysis.software import UNKNOWN_COMMIT, repository_commit
 
 
 def default_dataset(root: Path = REPO_ROOT) -> str:
@@ -87,7 +88,8 @@ def trace(
 
 def software_summary(dataset: str, root: Path = REPO_ROOT) -> dict[str, Any]:
     """The software that built the dataset's numbers (``results/<dataset>/environment.json``):
-    the platform, TeX, the packages outside the hashed lock, and the file holding every version."""
+    the repository's commit (and the one checked out now, which may be newer), the platform,
+    TeX, the packages outside the hashed lock, and the file holding every version."""
     path = root / "results" / dataset / "environment.json"
     if not path.is_file():
         return {"file": None, "note": f"results/{dataset}/environment.json was not written"}
@@ -95,6 +97,9 @@ def software_summary(dataset: str, root: Path = REPO_ROOT) -> dict[str, Any]:
     return {
         "file": f"results/{dataset}/environment.json",
         "sha256": sha256_file(path),
+        "commit": sw.get("repository", {}).get("commit", UNKNOWN_COMMIT),
+        "uncommitted_changes": sw.get("repository", {}).get("uncommitted_changes"),
+        "checkout_commit": repository_commit(root)["commit"],
         **{k: sw.get(k) for k in ("python", "os", "machine", "tex", "latexmk")},
         "outside_lock": sw.get("outside_lock", {}),
         "n_packages": len(sw.get("packages", {})),

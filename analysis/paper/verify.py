@@ -29,7 +29,13 @@ from typing import Any
 
 from analysis import REPO_ROOT
 from analysis.provenance import load_numbers
-from analysis.software import installed_software, software_differences
+from analysis.software import (
+    COMMIT_VARIABLE,
+    commit_label,
+    installed_software,
+    repository_commit,
+    software_differences,
+)
 
 #: outputs of a run: never copied into the fresh tree
 GENERATED = ("results/", "logs/", ".snakemake/", "paper/build/", "paper/generated/")
@@ -149,6 +155,8 @@ def rebuild(
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
     )
+    # the copy has no .git: it records the commit of the checkout it was copied from
+    env.setdefault(COMMIT_VARIABLE, commit_label(repository_commit(root)))
     log = workdir / "verify-snakemake.log"
     with open(log, "w", encoding="utf-8") as fh:
         fh.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")

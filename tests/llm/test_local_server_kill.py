@@ -28,8 +28,8 @@ JOB = textwrap.dedent(
 
     spec = model_from_config("smollm2-135m", compose_config()["models"]["smollm2-135m"])
     spec = dataclasses.replace(spec, server={**spec.server, "n_threads": 1})
-    with local_server(spec) as url:
-        print(url, flush=True)
+    with local_server(spec) as server:
+        print(server.base_url, flush=True)
         time.sleep(600)
     """
 )

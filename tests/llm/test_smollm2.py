@@ -64,9 +64,10 @@ def test_server_command_binds_loopback_and_finds_the_gguf(smol: ModelSpec) -> No
 @pytest.mark.slow
 @needs_model
 def test_server_is_stopped_when_the_block_raises(smol: ModelSpec) -> None:
-    with pytest.raises(RuntimeError, match="rule failed"), local_server(smol) as url:
-        seen = url
-        assert not _refused(url)
+    with pytest.raises(RuntimeError, match="rule failed"), local_server(smol) as server:
+        seen = server.base_url
+        assert not _refused(seen)
+        assert server.death() is None
         raise RuntimeError("rule failed")
     assert seen.startswith("http://127.0.0.1:") and _refused(seen)
 
@@ -123,3 +124,27 @@ def test_record_then_replay_with_the_server_stopped(smol: ModelSpec, tmp_path: P
 
     # greedy decoding is deterministic: the second sample was made, and answered the same
     assert recorded[2].key != recorded[0].key and recorded[2].text == recorded[0].text
+
+
+#: instruction sets beyond the portable build's (AVX2, FMA, F16C): a llama.cpp compiled with any
+#: of them dies with SIGILL on CPUs that lack it (README, "Software environment")
+NON_PORTABLE = ("AVX512", "AMX", "VNNI", "AVX_VNNI", "SVE", "SME")
+
+
+@needs_model
+def test_the_installed_llama_cpp_is_the_portable_build() -> None:
+    """What `make local-llm` builds: llama.cpp without native CPU detection, so the same wheel
+    runs on any x86-64 CPU of the last ten years (a native build on this machine would use
+    AVX-512 and AMX, and its server would die with SIGILL elsewhere)."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode()
+    enabled = {
+        name.strip()
+        for name, _, value in (part.partition("=") for part in info.split("|"))
+        if value.strip() == "1"
+    }
+    beyond = sorted(f for f in enabled if any(tag in f for tag in NON_PORTABLE))
+    assert not beyond, (
+        f"llama.cpp was built for this CPU's {beyond} ({info!r}); reinstall with `make local-llm`"
+    )

@@ -157,9 +157,22 @@ rule claims:
 
 
 rule software_environment:
-    """The software that built this run's numbers: every package's version, TeX Live, latexmk, the OS."""
+    """The software and the repository's commit that built this run's paper: packages, TeX Live, the OS.
+
+    Its inputs are everything the PDF shows that this rule does not feed, so it runs again (and
+    records the commit of now) whenever any of them was rebuilt; a new commit alone reruns nothing.
+    """
+    input:
+        numbers=f"{PAPER_GENERATED}/numbers.tex",
+        dataset=f"{PAPER_GENERATED}/dataset.tex",
+        tables=[*PAPER_TABLES, VALIDATION_TABLE],
+        claims=f"{PAPER_GENERATED}/claims.tex",
+        verdicts=f"{PAPER_GENERATED}/claim_verdicts.tex",
+        figures=FIGURE_FILES,
+        sources=PAPER_SOURCES,
     output:
-        f"{RESULTS}/environment.json",
+        environment=f"{RESULTS}/environment.json",
+        tex=f"{PAPER_GENERATED}/build.tex",
     log:
         f"{LOGS}/software_environment.log",
     benchmark:
@@ -214,6 +227,7 @@ rule paper_pdf:
         provenance=f"{PAPER_GENERATED}/provenance.tex",
         figure_map=f"{PAPER_GENERATED}/figures.tex",
         figures=FIGURE_FILES,
+        build=f"{PAPER_GENERATED}/build.tex",
     output:
         pdf=report(
             f"{PAPER_BUILD}/paper.pdf",
