@@ -19,7 +19,6 @@ import importlib.metadata
 import json
 import os
 import platform
-import subprocess
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -32,13 +31,12 @@ WORK_DIR = OUTPUT_DIR / ".work"
 
 
 def git_state() -> dict[str, object]:
-    """The commit measured, and whether the working tree had uncommitted changes."""
+    """The commit measured, and whether the working tree had uncommitted changes (read as a
+    build reads it: ``analysis.software.repository_commit``)."""
+    from analysis.software import repository_commit  # the checkout's package: scripts put it first
 
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True)
-        return proc.stdout.strip()
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    state = repository_commit(REPO_ROOT)
+    return {"commit": state["commit"], "dirty": bool(state["uncommitted_changes"])}
 
 
 def machine(packages: tuple[str, ...] = ()) -> dict[str, object]:
