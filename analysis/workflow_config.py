@@ -42,8 +42,6 @@ __all__ = [
     "subtree",
 ]
 
-_PACKAGE = "analysis"
-
 
 #: the name of the root schema in Hydra's ConfigStore (first entry of config.yaml's defaults)
 SCHEMA_NAME = "schema"

@@ -91,7 +91,6 @@ SPLITS: Final = (TRAIN, VAL, TEST)
 OK: Final = "ok"
 REPAIRED: Final = "repaired"
 FAILED: Final = "failed"
-PARSE_STATUSES: Final = (OK, REPAIRED, FAILED)
 #: statuses whose value is used; a failed parse is counted, never guessed
 PARSED: Final = (OK, REPAIRED)
 

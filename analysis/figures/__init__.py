@@ -1,4 +1,4 @@
-"""The study's seven figures, drawn from the canonical tables and the number records.
+"""The study's figures, drawn from the canonical tables and the number records.
 
 Each module holds one figure as a pure function from DataFrames / record dicts to a
 :class:`analysis.figures.style.StudyFigure` (a matplotlib ``Figure`` that also knows its name,
@@ -9,5 +9,7 @@ generates a rule per entry, which calls the function and writes the files with
 JSON sidecar naming the figure's source. Every error bar is a CI taken from a record.
 
 Figures never use ``pyplot``: they are built object-oriented, so no global figure state is
-shared between rules or tests and any matplotlib backend works.
+shared between rules or tests and any matplotlib backend works. seaborn draws where it makes a
+figure simpler (the kappa matrix's annotated heat map), always on an axes of the figure and
+inside the shared style; docs/architecture.md ("Figures") says where and why not elsewhere.
 """

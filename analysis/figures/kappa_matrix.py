@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib import colormaps
 from matplotlib.colors import Normalize
 from matplotlib.gridspec import GridSpec
@@ -145,40 +146,43 @@ def kappa_matrix_figure(matrix: pd.DataFrame, records: Records) -> StudyFigure:
         for i, (rnd, values, raters, kinds) in enumerate(panels):
             ax = fig.add_subplot(grid[0, i])
             axes.append(ax)
-            image = ax.imshow(values, cmap=cmap, norm=norm, interpolation="nearest", aspect="equal")
-            image.set_gid(f"kappa-{rnd}")
             n = len(raters)
-            ax.set_xticks(range(n), raters, rotation=90, fontsize=6 if n > 8 else 7)
-            ax.set_yticks(range(n), raters, fontsize=6 if n > 8 else 7)
+            # seaborn's heatmap: undefined cells (the diagonal, pairs without shared items)
+            # masked, each cell annotated with its kappa in a colour that contrasts with it
+            sns.heatmap(
+                pd.DataFrame(values, index=raters, columns=raters),
+                ax=ax,
+                cmap=cmap,
+                norm=norm,
+                mask=~np.isfinite(values),
+                annot=n <= MAX_ANNOTATED,
+                fmt=".2f",
+                annot_kws={"fontsize": 5.5 if n > 8 else 6.5},
+                square=True,
+                cbar=False,
+                xticklabels=True,
+                yticklabels=True,
+            )
+            image = ax.collections[0]
+            image.set_gid(f"kappa-{rnd}")
+            ax.tick_params(axis="x", labelrotation=90, labelsize=6 if n > 8 else 7, length=0)
+            ax.tick_params(axis="y", labelrotation=0, labelsize=6 if n > 8 else 7, length=0)
             for tick, kind in zip(ax.get_yticklabels(), kinds, strict=True):
                 tick.set_color(KIND_COLOURS.get(kind, "black"))
             for tick, kind in zip(ax.get_xticklabels(), kinds, strict=True):
                 tick.set_color(KIND_COLOURS.get(kind, "black"))
-            ax.tick_params(length=0)
             for spine in ax.spines.values():
                 spine.set_visible(True)
                 spine.set_linewidth(0.5)
-            if n <= MAX_ANNOTATED:
-                for (r, c), v in np.ndenumerate(values):
-                    if np.isfinite(v):
-                        ax.text(
-                            c,
-                            r,
-                            f"{v:.2f}",
-                            ha="center",
-                            va="center",
-                            fontsize=5.5 if n > 8 else 6.5,
-                            color="white" if norm(v) < 0.55 else "black",
-                        )
             n_h = sum(k == "human" for k in kinds)
-            if 0 < n_h < n:
+            if 0 < n_h < n:  # cell edges are at whole numbers in a seaborn heatmap
                 for pos in (ax.axhline, ax.axvline):
-                    pos(n_h - 0.5, color="white", linewidth=2.2, gid="block")
+                    pos(n_h, color="white", linewidth=2.2, gid="block")
             for lo, hi, kind, word in ((0, n_h, "human", "humans"), (n_h, n, "model", "models")):
                 if hi > lo:
                     ax.text(
-                        (lo + hi - 1) / 2,
-                        -0.65,
+                        (lo + hi) / 2,
+                        -0.15,
                         word,
                         ha="center",
                         va="bottom",

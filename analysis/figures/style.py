@@ -1,6 +1,6 @@
 """One look for every figure, and one way to write a figure file.
 
-Why a single module: the seven figures appear side by side in a two-column paper, so they
+Why a single module: the study's figures appear side by side in a two-column paper, so they
 share fonts, sizes, line widths and a colour-blind-safe palette (Okabe & Ito's eight colours,
 distinguishable under the common colour-vision deficiencies), and every figure file is
 written the same deterministic way with its provenance inside it.

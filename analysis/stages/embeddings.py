@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: the model's name in records and tables
-MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
 BATCH_SIZE = 64
 

@@ -40,8 +40,6 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-EXTRACTION_COLUMNS = ("conversation_id", "user_id", "model", "n_attributes", "attributes_json")
-
 
 def conversations_with_text(conversations: pd.DataFrame) -> pd.DataFrame:
     """``conversation_id, user_id`` of conversations with at least one non-empty user turn.

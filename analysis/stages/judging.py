@@ -25,17 +25,6 @@ from analysis.stages.selection import coin, hash_rank
 ROUND = "final"
 ITEM_KEY = RATING_SLOT
 
-JUDGE_COLUMNS = (
-    "user_id",
-    "prompt_id",
-    "generator",
-    "attribute_id",
-    "model",
-    "personalized_first",
-    "raw_rating",
-    "rating",
-)
-
 
 def to_personalized_scale(raw: int, personalized_first: bool) -> int:
     """Map a rating of "B vs A" (5 = B much better) to "personalized vs generic".

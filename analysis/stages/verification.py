@@ -18,8 +18,6 @@ from analysis.stages.parsing import PARSED, ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet, format_conversation, truncate
 from analysis.stages.selection import hash_rank
 
-VERIFICATION_COLUMNS = ("attribute_id", "user_id", "model", "supported")
-
 
 def select_attributes(
     attributes: pd.DataFrame,

@@ -11,13 +11,14 @@ rules:
   the *same* resamples: one call of :func:`analysis.stats.bootstrap.bootstrap_statistic` on
   the per-item columns gives the resampled column totals (:class:`TotalsBootstrap`), and each
   statistic is a function of those totals. Differences and ratios are therefore paired.
-* A rank correlation is not a function of sums; :func:`bootstrap_spearman` evaluates it on all
+* A rank correlation is not a function of sums;
+  :func:`analysis.stats.weighted_bootstrap.weighted_spearman` evaluates it on all
   resamples at once with frequency-weighted mid-ranks, on the same resample counts as the
   bootstrap library draws for the same seed (:func:`analysis.stats.bootstrap.resample_counts`).
 * A statistic that cannot be computed is *absent* (no record), never 0 or NaN.
 * A p-value comes from the same resamples as the interval beside it
-  (:func:`resample_test`), and leave-one-rater-out references have one definition
-  (:func:`leave_one_out_majority`).
+  (:func:`analysis.stats.bootstrap.resample_p_value`), and leave-one-rater-out references
+  have one definition (:func:`leave_one_out_majority`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from statsmodels.stats.multitest import multipletests
 
 from analysis.data.vocabulary import FINAL, PILOT
 from analysis.provenance import Record
-from analysis.settings import CiMethod, Cluster, StatsConfig, from_params
+from analysis.settings import StatsConfig, from_params
 from analysis.stats.agreement import kappa_from_tables
 from analysis.stats.bootstrap import (
     BootstrapResult,
@@ -47,8 +48,6 @@ from analysis.stats.bootstrap import (
 from analysis.stats.interval import Interval
 from analysis.stats.weighted_bootstrap import weighted_spearman
 
-CI_METHODS = tuple(m.value for m in CiMethod)
-CLUSTERS = tuple(m.value for m in Cluster)
 #: the keys of the ``stats`` config group (fields of :class:`analysis.settings.StatsConfig`)
 STATS_KEYS = tuple(f.name for f in fields(StatsConfig))
 CORRECTIONS = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}

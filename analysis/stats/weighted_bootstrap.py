@@ -78,13 +78,6 @@ def _sums(*columns: np.ndarray) -> np.ndarray:
     return np.column_stack([np.asarray(c, dtype=np.float64) for c in columns])
 
 
-def weighted_rate(numerator: np.ndarray, denominator: np.ndarray) -> Statistic:
-    """Share of weighted ``denominator`` rows that are also ``numerator`` rows."""
-    den = np.asarray(denominator, dtype=np.float64)
-    num = np.asarray(numerator, dtype=np.float64) * den
-    return WeightedSums(_sums(num, den), lambda t: _safe_div(t[:, 0], t[:, 1]))
-
-
 def weighted_ratio(numerator: np.ndarray, denominator: np.ndarray) -> Statistic:
     """Ratio of two weighted sums (e.g. accepted judgments / all judgments over attributes)."""
     return WeightedSums(_sums(numerator, denominator), lambda t: _safe_div(t[:, 0], t[:, 1]))

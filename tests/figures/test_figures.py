@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.collections import LineCollection, PathCollection, QuadMesh
 from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from analysis.figures.attribute_quality import attribute_quality_figure
@@ -165,9 +164,10 @@ def test_kappa_matrix_draws_one_symmetric_panel_per_round() -> None:
         ]
     )
     fig = kappa_matrix_figure(matrix, stage2_records())
-    images = [a for ax in fig.axes for a in ax.get_images() if isinstance(a, AxesImage)]
-    assert [im.get_gid() for im in images] == ["kappa-final", "kappa-pilot"]  # final first
-    final, pilot = (np.ma.filled(im.get_array(), np.nan) for im in images)
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    meshes = [c for ax in panels for c in ax.collections if isinstance(c, QuadMesh)]
+    assert [m.get_gid() for m in meshes] == ["kappa-final", "kappa-pilot"]  # final first
+    final, pilot = (np.ma.filled(m.get_array(), np.nan).astype(float) for m in meshes)
     assert final.shape == (4, 4) and pilot.shape == (5, 5)
     for m in (final, pilot):
         assert np.isnan(np.diag(m)).all()
