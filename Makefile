@@ -141,7 +141,7 @@ UV_COMPILE = uv pip compile pyproject.toml --python-version 3.11 --python-platfo
 	--generate-hashes --no-emit-package torch --no-emit-package llama-cpp-python \
 	$(foreach d,$(LOCK_FIND_LINKS),--find-links $(d)) --no-header --annotation-style line
 lock:
-	$(UV_COMPILE) --extra test --extra cluster --extra local-llm -o requirements.lock
+	$(UV_COMPILE) --extra test --extra cluster --extra local-llm --extra bench -o requirements.lock
 	$(UV_COMPILE) --constraint requirements.lock -o requirements-paper.lock
 
 bench: install-test

@@ -15,7 +15,7 @@ from analysis import REPO_ROOT
 #: Installed outside the hashed lock, pinned by version (their wheels differ per machine).
 OUTSIDE_LOCK = {"torch", "llama-cpp-python"}
 #: The extras that `make test` installs from the lock.
-LOCKED_EXTRAS = ("test", "cluster", "local-llm")
+LOCKED_EXTRAS = ("test", "cluster", "local-llm", "bench")
 
 
 def _pyproject() -> dict:
