@@ -131,6 +131,16 @@ def fake_models_group(work: Path, name: str, base_url: str) -> str:
     return "models=fakeserver"
 
 
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Selenium (``tests/browser.py``), one per session (a
+    missing browser is an error naming its package: the tests' install provides it)."""
+    from tests.browser import headless_chromium
+
+    with headless_chromium() as driver:
+        yield driver
+
+
 #: the pytest-xdist group of every test that uses ``bundled_build``: one worker runs them all, so
 #: no other worker sits idle on the build's lock while the build runs
 BUNDLED_GROUP = "bundled_build"

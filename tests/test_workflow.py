@@ -167,11 +167,13 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     assert pdf_caption_problems(pdf) == []
     assert typed_results(docs_texts(), numbers) == []
 
-    # Byte-identical results, generated paper sources, figures and PDF.
+    # Byte-identical results, generated paper sources, figures, audit site and PDF.
     compared = ("results", "paper/generated", "figures", "paper/build/bundled/paper.pdf")
-    first, second = (_tree_digest(copy, compared[:3]) for copy in (workflow_copy, twin))
+    trees = (*compared[:3], "paper/build/bundled/site")
+    first, second = (_tree_digest(copy, trees) for copy in (workflow_copy, twin))
     changed_files = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
     assert not changed_files, f"not byte-identical across runs and cores: {changed_files[:20]}"
+    assert any(k.startswith("paper/build/bundled/site/numbers/") for k in first)
     assert pdf.read_bytes() == (twin / compared[3]).read_bytes()
 
     # Nothing left to do: a no-op rerun schedules no job.

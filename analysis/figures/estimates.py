@@ -147,6 +147,6 @@ def round_order(rounds: Sequence[str]) -> list[str]:
 
 
 CI_NOTE = (
-    "Intervals are the records' confidence intervals (method and resampling unit in the "
-    "provenance appendix)."
+    "Intervals are the records' confidence intervals (method and resampling unit on each "
+    "number's page of the audit site)."
 )

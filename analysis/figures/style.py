@@ -11,7 +11,7 @@ removed, so ``SOURCE_DATE_EPOCH`` has nothing to change), fixed ``Creator``/``Pr
 strings, a fixed ``svg.hashsalt``, and a PNG whose only text chunks are fixed or derived from
 the inputs. The figure's source (rule, code, input files with sha256, record keys drawn) is
 embedded in the PDF's ``Subject``/``Keywords``, in the PNG's text chunks and in a JSON
-sidecar ``<name>.json`` that the paper's provenance appendix reads.
+sidecar ``<name>.json`` that the paper and its audit site read.
 """
 
 from __future__ import annotations

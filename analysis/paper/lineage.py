@@ -168,7 +168,8 @@ def lineage(
                 "sha256": was,
                 "sha256_now": now,
                 "matches": None if was is None or now is None else now == was,
-                "missing": now is None,
+                # a folder (a model-call job's call-store folder) is there, with no sha256
+                "missing": not full.exists(),
             }
         )
     changed = [f["path"] for f in files if f["matches"] is False]

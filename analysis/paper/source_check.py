@@ -1,8 +1,8 @@
 r"""Read the paper's ``.tex`` sources the way the provenance chain needs them.
 
 :func:`keys_used` lists the record keys a text prints (``\rc{key}``, ``\rcci{key}``, ``\rcn``,
-``\rcmethod`` and the CamelCase aliases), so the appendix has one row per number that appears
-in the paper, and nothing else; :func:`keys_guarded` the keys a text only tests for. The lint
+``\rcmethod``, ``\rclink`` and the CamelCase aliases), so the audit site knows which numbers
+appear in the paper; :func:`keys_guarded` the keys a text only tests for. The lint
 that finds digits typed by hand where a result belongs is a test (``tests/paper/source_lint.py``).
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 #: accessors whose argument is a record key that is printed
-PRINTING_ACCESSORS = ("rc", "rcci", "rcint", "rcn", "rcmethod")
+PRINTING_ACCESSORS = ("rc", "rcci", "rcint", "rcn", "rcmethod", "rclink")
 #: accessors whose argument names keys only to test that they exist
 GUARDS = ("IfRecordTF", "IfRecordsTF")
 
@@ -32,7 +32,6 @@ def keys_used(text: str, aliases: Mapping[str, str] | None = None) -> set[str]:
     """Record keys whose values ``text`` prints (accessors and, given the map, aliases)."""
     text = strip_comments(text)
     keys = {k.strip() for k in macro_args(text, PRINTING_ACCESSORS)}
-    keys |= set(re.findall(r"\\hyperlink\s*\{rec:([^{}]+)\}", text))
     if aliases:
         keys |= {aliases[n] for n in re.findall(r"\\([A-Za-z]+)", text) if n in aliases}
     return keys

@@ -3,7 +3,7 @@ r"""The paper's tables, generated from the records: no cell is typed by hand.
 A table is declared, not written: which keys make its rows (a regular expression with a
 named group ``row``, and optionally ``group`` for sections such as the stage-2 round) and
 which key template fills each column. Cells are ``\rcci{key}`` or ``\rc{key}``, so every cell
-links to its row in the provenance appendix; a missing record is a dash. Rows appear for
+links to its page in the audit site beside the PDF; a missing record is a dash. Rows appear for
 whatever raters, models or judges a dataset has, so the same declarations serve the bundled
 world and the authors' real exports. A table with no rows prints one sentence saying so.
 
@@ -134,7 +134,7 @@ def ci_note(numbers: Numbers, keys: Sequence[str]) -> str | None:
     if not levels:
         return None
     text = " or ".join(format_number(level, ".0%") for level in levels)
-    return f"Brackets: {escape_latex(text)} confidence intervals (methods in the appendix)."
+    return f"Brackets: {escape_latex(text)} confidence intervals (methods in the audit site)."
 
 
 def extra_cell(numbers: Numbers, key: str, names: Sequence[str], fmt: str) -> str:
@@ -147,7 +147,7 @@ def extra_cell(numbers: Numbers, key: str, names: Sequence[str], fmt: str) -> st
         x = extra.get(name)
         if isinstance(x, int | float) and not isinstance(x, bool):
             text = format_number(x, fmt)
-            return f"\\hyperlink{{rec:{key}}}{{{escape_number(text)}}}"
+            return f"\\rclink{{{key}}}{{{escape_number(text)}}}"
     return "--"
 
 
@@ -157,7 +157,7 @@ def adjusted_p_cell(numbers: Numbers, key: str) -> str:
     extra = rec.get("extra") or {}
     p = next((extra[n] for n in ADJUSTED_P_FIELDS if _is_num(extra.get(n))), None)
     if p is not None and p < 0.001:
-        return f"\\hyperlink{{rec:{key}}}{{\\ensuremath{{<}}0.001}}"
+        return f"\\rclink{{{key}}}{{\\ensuremath{{<}}0.001}}"
     return extra_cell(numbers, key, ADJUSTED_P_FIELDS, ".3f")
 
 

@@ -3,9 +3,10 @@
 The chain is the record's own provenance: the value and CI, the method, the rule that wrote
 it, its input files with sha256 (paths relative to the repository), the config subtree the
 rule read, the code location (``module:function``) and the call-store shards with call
-counts. ``--check`` recomputes the sha256 of every input and says whether the record is
-still current; it exits non-zero when an input changed or is missing. ``--lineage`` follows
-the chain all the way back to the raw files and call-store shards (``analysis.paper.lineage``).
+counts, and the number's page in the audit site. ``--check`` recomputes the sha256 of every
+input and says whether the record is still current; it exits non-zero when an input changed or
+is missing. ``--lineage`` follows the chain all the way back to the raw files and call-store
+shards (``analysis.paper.lineage``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import REPO_ROOT
+from analysis.paper import site_links
 from analysis.paper.lineage import lineage as full_lineage
 from analysis.provenance import RecordError, load_numbers, sha256_file
 from analysis.software import UNKNOWN_COMMIT, repository_commit
@@ -78,6 +80,8 @@ def trace(
         hint = f"; did you mean: {', '.join(near)}" if near else ""
         raise RecordError(f"no record '{key}' in results/{dataset}/numbers.json{hint}")
     out = chain(key, numbers[key])
+    # the number's page in the audit site beside the PDF (rule audit_site)
+    out["site"] = f"paper/build/{dataset}/{site_links.from_pdf(site_links.entry_link(key))}"
     out["software"] = software_summary(dataset, root)
     if check:
         out["check"] = check_inputs(out["inputs"], root)

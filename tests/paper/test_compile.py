@@ -112,7 +112,7 @@ def test_minimal_paper_compiles_with_numbers_links_and_claims(tmp_path: Path) ->
     assert "Humans and models agree strongly." not in text
     assert "This PDF was built in report mode" in text
     assert "Figure kappa_matrix is not produced in this build." in text
-    assert "stage3.no_better_share" in text  # its provenance row
+    assert "Its audit site is the folder site beside the PDF" in " ".join(text.split())
 
 
 def test_the_pdf_is_byte_stable(tmp_path: Path) -> None:
@@ -156,9 +156,11 @@ def test_the_paper_rules_build_the_full_paper_from_records(tmp_path: Path) -> No
     assert "??" not in text  # no undefined reference or citation
     assert "(Provenance.)" in text  # the figure registered in FIGURE_FILES, linked
     provenance = (work / "paper" / "generated" / "test" / "provenance.tex").read_text()
-    assert r"\hypertarget{rec:stage2.final.kappa.human_human}" in provenance
-    assert r"\hypertarget{figrec:pipeline}" in provenance
-    assert r"\hypertarget{rec:calls.stage2_relevance.smollm2-135m.calls}" in provenance
+    assert "records of this build" in provenance and r"\href{site/index.html}" in provenance
+    assert r"\hypertarget" not in provenance  # the rows are the audit site's entries now
+    numbers_tex = (work / "paper" / "generated" / "test" / "numbers.tex").read_text()
+    key = "stage2.final.kappa.human_human"
+    assert rf"rc@url@{key}\endcsname{{site/numbers/{key}.html\#{key}}}" in numbers_tex
     log = (work / "logs" / "test" / "paper_pdf.log").read_text()
     assert "latexmk" in log  # LaTeX's output goes to the rule log
 

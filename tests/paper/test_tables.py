@@ -60,7 +60,7 @@ def test_missing_cells_are_dashes_and_empty_tables_say_so() -> None:
 
 def test_adjusted_p_values_come_from_the_record_extra() -> None:
     tex = render_tables(numbers_of("full"))["stage3_judges"]
-    assert r"\hyperlink{rec:stage3.judge_minus_human.sim-judge-alpha}{\ensuremath{<}0.001}" in tex
+    assert r"\rclink{stage3.judge_minus_human.sim-judge-alpha}{\ensuremath{<}0.001}" in tex
 
 
 def test_parse_failures_and_call_usage() -> None:

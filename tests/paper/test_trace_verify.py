@@ -66,6 +66,7 @@ def test_trace_prints_the_chain_as_json(traced_repo: Path, capsys) -> None:
     assert all(len(i["sha256"]) == 64 for i in doc["inputs"])
     assert doc["config"] == {"stats": {"n_boot": 2000, "ci_level": 0.95}}
     assert doc["calls"] == {"data/calls/stage2_relevance/smollm2-135m/000.jsonl": 120}
+    assert doc["site"] == f"paper/build/demo/site/numbers/{KEY}.html#{KEY}"
 
 
 def test_trace_finds_the_repository_from_the_working_directory(
@@ -115,22 +116,24 @@ def test_trace_of_an_unknown_key_suggests_near_ones(traced_repo: Path, capsys) -
     assert code == 2 and KEY in err
 
 
-def test_provenance_rows_only_for_used_keys_with_short_hashes(traced_repo: Path) -> None:
+def test_the_short_appendix_says_what_the_pdf_prints_and_where_the_site_is(
+    traced_repo: Path,
+) -> None:
     numbers = json.loads((traced_repo / "results" / "demo" / "numbers.json").read_text())
     numbers["stage9.unused"] = dict(numbers[KEY], rule="other")
-    tex = render_provenance_tex(numbers, {KEY}, absent_keys={"stage3.no_better_share"})
-    tex = tex.replace(r"\allowbreak{}", "")
-    assert tex.count(r"\hypertarget{rec:") == 1
-    assert rf"\hypertarget{{rec:{KEY}}}" in tex
-    assert "stage9.unused" not in tex
-    sha = numbers[KEY]["inputs"][0]["sha256"][:10]
-    assert rf"\texttt{{{sha}}}" in tex
-    assert "120 calls" in tex and "stats.n\\_boot" in tex
-    assert r"\texttt{analysis.stats.study\_stage2:kappa\_group\_means}" in tex
-    assert "Not available in this dataset" in tex and "no\\_better\\_share" in tex
+    tex = render_provenance_tex(
+        numbers,
+        {KEY},
+        site="paper/build/demo/site/index.html",
+        absent_keys={"stage3.no_better_share", KEY},
+    ).replace(r"\allowbreak{}", "")
+    assert "prints 1 of the 2 records" in tex
+    assert r"\href{site/index.html}" in tex and "paper/build/demo/site/index.html" in tex
+    assert "asks for 1 records this dataset cannot support" in tex
+    assert r"\hypertarget" not in tex and "longtable" not in tex  # no rows: they are in the site
 
 
-def test_figure_rows_and_captions_link_to_provenance(tmp_path: Path) -> None:
+def test_figure_captions_link_to_the_figures_entry_in_the_site(tmp_path: Path) -> None:
     fig = tmp_path / "figures" / "demo" / "kappa_matrix.pdf"
     fig.parent.mkdir(parents=True)
     fig.write_bytes(b"%PDF-1.4 fake")
@@ -142,12 +145,9 @@ def test_figure_rows_and_captions_link_to_provenance(tmp_path: Path) -> None:
     )
     assert [f.stem for f in figures] == ["kappa_matrix"]
     assert figures[0].paper_file == "figures/demo/kappa_matrix.pdf"
-    tex = render_provenance_tex({}, set(), figures, tmp_path).replace(r"\allowbreak{}", "")
-    assert r"\hypertarget{figrec:kappa_matrix}" in tex and "figure\\_kappa\\_matrix" in tex
-    assert "dddddddddd" in tex
     fmap = render_figures_tex(figures, tmp_path, tmp_path / "paper")
     assert r"\csname rc@fig@kappa_matrix\endcsname{../figures/demo/kappa_matrix.pdf}" in fmap
-    assert r"\hyperlink{figrec:#2}" in fmap
+    assert r"\href{site/figures.html\#figure-#2}{(Provenance.)}" in fmap
 
 
 def test_diff_numbers_lists_changed_new_and_missing() -> None:
@@ -207,18 +207,3 @@ def test_verify_rebuilds_in_a_fresh_copy_and_reports_changed_numbers(
     (repo / "data" / "value.txt").write_text("2.0")
     diff = verify("demo", repo, cores=1, resolve_data_root=False)
     assert diff.changed == {"k.x": {"value": (1.0, 2.0), "display": ("1.00", "2.00")}}
-
-
-def test_a_rule_with_thousands_of_inputs_shows_the_first_and_a_digest_of_the_list() -> None:
-    """A scaled-up world's annotation files would overflow TeX's line buffer in one row."""
-    from analysis.paper.provenance import MAX_INPUT_ENTRIES, MAX_INPUTS_SHOWN, block_header
-
-    many = [{"path": f"annotations/r{i:04d}.jsonl", "sha256": f"{i:064x}"} for i in range(5000)]
-    row = block_header("prov:x", {"rule": "canonical_tables", "inputs": many})
-    assert len(row) < 5000  # not 5,000 paths
-    assert row.count("annotations/") == MAX_INPUTS_SHOWN
-    assert f"{5000 - MAX_INPUTS_SHOWN:,d} more" in row and "sha256 of the list" in row
-    other = block_header("prov:x", {"rule": "canonical_tables", "inputs": many[::-1]})
-    assert other != row  # the digest is of the list: a different list, a different digest
-    few = many[:MAX_INPUT_ENTRIES]  # a study-sized rule lists every file
-    assert block_header("prov:x", {"rule": "r", "inputs": few}).count("annotations/") == len(few)

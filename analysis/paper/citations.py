@@ -1,0 +1,405 @@
+r"""Where the paper cites each number: its sentences, tables, figures and claims.
+
+The audit site lists, under every number, each place of the PDF that prints it. The text is
+read as the PDF prints it: comments dropped, ``\IfRecordTF``/``\IfRecordsTF`` resolved against
+this build's records and ``\Claim`` against its verdicts, then split into sentences; a sentence
+cites the keys it prints (``\rc``, ``\rcci``, ``\rcint``, ``\rcn``, ``\rcmethod``, ``\rclink``
+and the CamelCase aliases). A generated table cites the keys its file prints, with the caption
+the text gives it; a figure the keys its sidecar names. Numbers of sections, tables and figures
+come from LaTeX's ``.aux`` of the compiled PDF.
+
+Sentences are turned into plain text for reading, not typeset: the printed numbers become
+their display values (marked, so the site can link each one), common markup becomes text, and
+anything else is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.paper.macros import display_ci, display_value
+from analysis.paper.source_check import strip_comments
+
+#: accessors that print a key's value (first argument), and what each prints
+PRINTERS = ("rcci", "rcint", "rcn", "rcmethod", "rclink", "rc")
+#: a printed number in the plain text: PUA characters around its index, never in LaTeX sources
+MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
+_HEADINGS = ("section", "subsection", "subsubsection", "paragraph")
+_SYMBOLS = {
+    "kappa": "κ",
+    "rho": "ρ",
+    "alpha": "α",
+    "beta": "β",
+    "Delta": "Δ",
+    "delta": "δ",
+    "tau": "τ",
+    "sigma": "σ",
+    "mu": "μ",
+    "times": "×",
+    "pm": "±",
+    "geq": "≥",
+    "leq": "≤",
+    "ge": "≥",
+    "le": "≤",
+    "approx": "≈",
+    "neq": "≠",
+    "to": "→",
+    "ldots": "…",
+    "dots": "…",
+    "S": "§",
+    "textasciitilde": "~",
+}
+_ESCAPES = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", " ": " "}
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of the text as printed: plain text in segments, each printed number a
+    segment with its key (the other segments have the key ``""``)."""
+
+    file: str
+    section: str
+    segments: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(text for text, _ in self.segments)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(key for _, key in self.segments if key))
+
+
+@dataclass(frozen=True)
+class Float:
+    """A table or figure of the paper and the keys it prints."""
+
+    kind: str  # "table" or "figure"
+    name: str  # the generated table's file stem, or the figure's stem
+    label: str
+    number: str
+    page: str
+    section: str
+    caption: str
+    keys: tuple[str, ...]
+
+
+@dataclass
+class Citations:
+    """Every place the paper prints each key."""
+
+    sentences: list[Sentence] = field(default_factory=list)
+    floats: list[Float] = field(default_factory=list)
+
+    def sentences_of(self, key: str) -> list[Sentence]:
+        return [s for s in self.sentences if key in s.keys]
+
+    def floats_of(self, key: str) -> list[Float]:
+        return [f for f in self.floats if key in f.keys]
+
+    def sections_of(self, key: str) -> list[str]:
+        found = [s.section for s in self.sentences_of(key)]
+        found += [f.section for f in self.floats_of(key)]
+        return sorted(set(found))
+
+
+def group(text: str, start: int) -> tuple[str, int]:
+    """The brace group opening at ``text[start]`` (after optional spaces): (content, end)."""
+    i = start
+    while i < len(text) and text[i] in " \t\n":
+        i += 1
+    if i >= len(text) or text[i] != "{":
+        raise ValueError(f"expected '{{' at offset {start}: {text[start : start + 40]!r}")
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == "\\":
+            continue
+        if c == "{" and text[j - 1] != "\\":
+            depth += 1
+        elif c == "}" and text[j - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1 : j], j + 1
+    raise ValueError(f"unbalanced braces from offset {i}: {text[i : i + 60]!r}")
+
+
+def _optional(text: str, start: int) -> int:
+    """Skip an optional ``[...]`` argument at ``start``."""
+    if start < len(text) and text[start] == "[":
+        depth = 0
+        for j in range(start, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[j], 0)
+            if depth == 0:
+                return j + 1
+    return start
+
+
+_BRANCH = re.compile(r"\\(IfRecordTF|IfRecordsTF|Claim)(?![A-Za-z])")
+
+
+def resolve_branches(
+    text: str, present: Callable[[str], bool], claims: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """The text as the PDF prints it: record guards and claims resolved."""
+    out: list[str] = []
+    pos = 0
+    for m in _BRANCH.finditer(text):
+        if m.start() < pos:
+            continue
+        out.append(text[pos : m.start()])
+        first, end = group(text, m.end())
+        second, end = group(text, end)
+        if m.group(1) == "Claim":
+            claim = claims.get(first.strip(), {})
+            verdict = claim.get("verdict")
+            if verdict == "supported":
+                body = second
+            elif verdict in ("refuted", "not supported") and claim.get("negative"):
+                body = str(claim["negative"]).replace("_", r"\_")
+            else:
+                body = f"[Not testable on this dataset: {second}]"
+        else:
+            third, end = group(text, end)
+            keys = [k.strip() for k in first.split(",") if k.strip()]
+            body = second if all(present(k) for k in keys) else third
+        out.append(resolve_branches(body, present, claims))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _mark_numbers(
+    text: str, numbers: Mapping[str, Mapping[str, Any]], aliases: Mapping[str, str]
+) -> tuple[str, list[str]]:
+    """Replace each printed number by a mark and its display text; the marks' keys in order."""
+    keys: list[str] = []
+    pattern = re.compile(r"\\(" + "|".join(PRINTERS) + r"|[A-Za-z]+)(?![A-Za-z])")
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        if m.start() < pos:
+            continue
+        name = m.group(1)
+        if name in PRINTERS:
+            try:
+                arg, end = group(text, m.end())
+            except ValueError:
+                continue
+            key = arg.strip()
+            shown = key
+            if name == "rclink":
+                shown, end = group(text, end)
+                shown = to_text(shown)
+        elif name in aliases:
+            key, end, shown = aliases[name], m.end(), ""
+        else:
+            continue
+        rec = numbers.get(key)
+        if rec is not None and name != "rclink":
+            shown = printed(name, rec)
+        out.append(text[pos : m.start()])
+        out.append(f"{MARK_OPEN}{len(keys)}{MARK_CLOSE}{shown}{MARK_OPEN}{MARK_CLOSE}")
+        keys.append(key)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), keys
+
+
+def printed(accessor: str, rec: Mapping[str, Any]) -> str:
+    """What an accessor prints for a record, as plain text."""
+    value = display_value(rec)
+    ci = display_ci(rec)
+    if accessor == "rcn":
+        return f"{int(rec['n']):,d}" if rec.get("n") is not None else ""
+    if accessor == "rcmethod":
+        return str(rec.get("method") or "")
+    if accessor in ("rcci", "rcint") and ci is not None:
+        level = rec.get("ci_level")
+        prefix = f"{float(level):.0%} CI " if accessor == "rcci" and level is not None else ""
+        return f"{value} [{prefix}{ci[0]}, {ci[1]}]"
+    return value
+
+
+def to_text(tex: str, refs: Mapping[str, str] | None = None) -> str:
+    """Readable plain text of a LaTeX fragment (markup dropped, symbols as Unicode)."""
+    refs = refs or {}
+    s = tex
+    s = re.sub(r"\\(?:eq)?ref\*?\{([^{}]*)\}", lambda m: refs.get(m.group(1), "??"), s)
+    s = re.sub(r"\\cite[pt]?\*?(?:\[[^\]]*\])*\{([^{}]*)\}", lambda m: f"[{m.group(1)}]", s)
+    s = re.sub(r"\\(?:label|hypertarget)\{[^{}]*\}", "", s)
+    s = re.sub(r"\\\\(?:\[[^\]]*\])?", " ", s)
+    s = re.sub(r"\\([%&_#${} ])", lambda m: "\ue002" + m.group(1), s)
+    s = re.sub(r"\\([A-Za-z]+)\*?", lambda m: _SYMBOLS.get(m.group(1), "\ue003"), s)
+    s = re.sub(r"\\[,;:!/]", " ", s)
+    s = re.sub(r"\ue003(\[[^\]]*\])?", "", s)
+    s = s.replace("---", "—").replace("--", "–").replace("``", "“").replace("''", "”")
+    s = s.replace("~", " ").replace("$", "").replace("{", "").replace("}", "")
+    s = re.sub(r"\ue002(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def read_aux(aux: Path | None) -> dict[str, tuple[str, str]]:
+    r"""``label -> (number, page)`` from LaTeX's ``.aux`` (``\newlabel{name}{{num}{page}...}``)."""
+    if aux is None or not aux.is_file():
+        return {}
+    text = aux.read_text(encoding="utf-8", errors="replace")
+    return {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"\\newlabel\{([^{}]+)\}\{\{([^{}]*)\}\{([^{}]*)\}", text)
+    }
+
+
+def _ref_texts(labels: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    return {name: number for name, (number, _page) in labels.items()}
+
+
+_HEADING = re.compile(r"\\(" + "|".join(_HEADINGS) + r")\*?(?![A-Za-z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[)\]”']*\s+(?=[A-Z\\(\[“\ue000])")
+
+
+def _sections(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, title)`` of each heading of ``text`` (a ``\\paragraph`` counts)."""
+    out = []
+    for m in _HEADING.finditer(text):
+        try:
+            title, end = group(text, _optional(text, m.end()))
+        except ValueError:
+            continue
+        out.append((m.start(), end, title))
+    return out
+
+
+def _section_title(level: str, title: str, number: str) -> str:
+    text = to_text(title).rstrip(".")
+    return f"{number} {text}".strip() if level != "paragraph" else text
+
+
+def sentences_of_file(
+    path: Path,
+    text: str,
+    numbers: Mapping[str, Mapping[str, Any]],
+    aliases: Mapping[str, str],
+    claims: Mapping[str, Mapping[str, Any]],
+    labels: Mapping[str, tuple[str, str]],
+) -> list[Sentence]:
+    """Every sentence of one source file that prints a number, with its section."""
+    resolved = resolve_branches(strip_comments(text), lambda k: k in numbers, claims)
+    refs = _ref_texts(labels)
+    section = sub = ""
+    pos = 0
+    chunks: list[tuple[str, str]] = []
+    for start, end, title in _sections(resolved):
+        chunks.append((resolved[pos:start], f"{section} · {sub}" if sub else section))
+        level = _HEADING.match(resolved, start).group(1)  # type: ignore[union-attr]
+        label = re.match(r"\s*\\label\{([^{}]+)\}", resolved[end:])
+        number = labels.get(label.group(1), ("", ""))[0] if label else ""
+        if level == "section":
+            section, sub = _section_title(level, title, number), ""
+        else:
+            sub = _section_title(level, title, number)
+        pos = end
+    chunks.append((resolved[pos:], f"{section} · {sub}" if sub else section))
+    out: list[Sentence] = []
+    for chunk, where in chunks:
+        for paragraph in re.split(r"\n\s*\n", chunk):
+            marked, keys = _mark_numbers(paragraph, numbers, aliases)
+            for piece in _SENTENCE_END.split(marked):
+                if MARK_OPEN not in piece:
+                    continue
+                segments = _segments(to_text(piece, refs), keys)
+                out.append(Sentence(path.as_posix(), where or path.stem, segments))
+    return out
+
+
+_MARKED = re.compile(MARK_OPEN + r"(\d+)" + MARK_CLOSE + r"(.*?)" + MARK_OPEN + MARK_CLOSE)
+
+
+def _segments(text: str, keys: list[str]) -> tuple[tuple[str, str], ...]:
+    """Split marked plain text into (text, key) segments."""
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in _MARKED.finditer(text):
+        if m.start() > pos:
+            out.append((text[pos : m.start()], ""))
+        out.append((m.group(2), keys[int(m.group(1))]))
+        pos = m.end()
+    if pos < len(text):
+        out.append((text[pos:], ""))
+    return tuple(out)
+
+
+def read_citations(
+    sources: Iterable[Path],
+    tables: Iterable[Path],
+    figures: Iterable[Any],
+    numbers: Mapping[str, Mapping[str, Any]],
+    aliases: Mapping[str, str],
+    claims: Mapping[str, Mapping[str, Any]],
+    aux: Path | None = None,
+) -> Citations:
+    """Sentences, tables and figures of the paper, each with the keys it prints."""
+    labels = read_aux(aux)
+    refs = _ref_texts(labels)
+    cites = Citations()
+    texts = {Path(p): Path(p).read_text(encoding="utf-8") for p in sources}
+    for path, text in texts.items():
+        cites.sentences += sentences_of_file(path, text, numbers, aliases, claims, labels)
+    for table in sorted(Path(p) for p in tables):
+        if not table.is_file():
+            continue
+        _, keys = _mark_numbers(strip_comments(table.read_text(encoding="utf-8")), numbers, aliases)
+        where = _float_in_sources(texts, "table", table.stem, labels, refs, numbers, aliases)
+        cites.floats.append(Float("table", table.stem, *where, keys=tuple(dict.fromkeys(keys))))
+    for fig in figures:
+        where = _float_in_sources(texts, "figure", fig.stem, labels, refs, numbers, aliases)
+        keys = tuple(k for k in fig.keys if k in numbers)
+        cites.floats.append(Float("figure", fig.stem, *where, keys=keys))
+    return cites
+
+
+def _float_in_sources(
+    texts: Mapping[Path, str],
+    kind: str,
+    name: str,
+    labels: Mapping[str, tuple[str, str]],
+    refs: Mapping[str, str],
+    numbers: Mapping[str, Mapping[str, Any]],
+    aliases: Mapping[str, str],
+) -> tuple[str, str, str, str, str]:
+    """(label, number, page, section, caption) of a table (by the generated file it inputs) or
+    figure (by its ``\\StudyFigure`` stem) in the sources; empty strings where not found."""
+    for path, raw in texts.items():
+        text = strip_comments(raw)
+        if kind == "figure":
+            m = re.search(r"\\StudyFigure\s*(\[[^\]]*\])?\s*\{" + re.escape(name) + r"\}", text)
+            if m is None:
+                continue
+            caption, _ = group(text, m.end())
+            label = f"fig:{name}"
+        else:
+            m = re.search(r"\\input\{\\GeneratedDir/tables/" + re.escape(name) + r"\}", text)
+            if m is None:
+                continue
+            begin = text.rfind("\\begin{table", 0, m.start())
+            close = text.find("\\end{table", m.end())
+            env = text[begin:close] if begin >= 0 and close >= 0 else ""
+            cap = re.search(r"\\caption(?:\[[^\]]*\])?", env)
+            caption = group(env, cap.end())[0] if cap else ""
+            lab = re.search(r"\\label\{([^{}]+)\}", env)
+            label = lab.group(1) if lab else ""
+        heads = [h for h in _sections(text) if h[0] < m.start()]
+        titles = [
+            (h, _HEADING.match(text, h[0]).group(1))  # type: ignore[union-attr]
+            for h in heads
+        ]
+        section = next((to_text(h[2]) for h, lvl in reversed(titles) if lvl == "section"), "")
+        number, page = labels.get(label, ("", ""))
+        marked, _ = _mark_numbers(caption, numbers, aliases)
+        caption = _MARKED.sub(lambda m: m.group(2), to_text(marked, refs))
+        return label, number, page, section or path.stem, caption
+    return "", "", "", "", ""
