@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 import shutil
+import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -586,6 +587,20 @@ def read_scorecard(path: Path) -> list[dict[str, str]]:
         return []
     with path.open(encoding="utf-8", newline="") as fh:
         return [dict(row) for row in csv.DictReader(fh)]
+
+
+def write_archive(site: Path, archive: Path) -> None:
+    """The site as one zip (for Snakemake's report, which embeds files, not folders): files in
+    sorted order under ``site/``, fixed time stamps and modes, so the same site gives the same
+    bytes."""
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(p for p in site.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(
+                f"site/{path.relative_to(site).as_posix()}", (1980, 1, 1, 0, 0, 0)
+            )
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
 
 
 def write_site(inp: SiteInputs, out: Path, root: Path) -> dict[str, int]:

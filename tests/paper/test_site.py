@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from analysis.paper import site_links
 from analysis.paper.citations import read_citations, resolve_branches, to_text
 from analysis.paper.macros import alias_map, pdf_link
 from analysis.paper.provenance import collect_figures
-from analysis.paper.site import SiteInputs, read_scorecard, write_site
+from analysis.paper.site import SiteInputs, read_scorecard, write_archive, write_site
 from analysis.provenance import dump_json, sha256_file
 from tests.paper.site_check import (
     broken_links,
@@ -247,6 +248,11 @@ def test_the_site_is_byte_identical_when_written_again(build, tmp_path: Path) ->
     files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
     assert all((first / f).read_bytes() == (second / f).read_bytes() for f in files)
+    write_archive(first, tmp_path / "a.zip")
+    write_archive(second, tmp_path / "b.zip")
+    assert (tmp_path / "a.zip").read_bytes() == (tmp_path / "b.zip").read_bytes()
+    with zipfile.ZipFile(tmp_path / "a.zip") as zf:
+        assert sorted(zf.namelist()) == sorted(f"site/{f.as_posix()}" for f in files)
     assert str(root) not in "".join((first / f).read_text(errors="ignore") for f in files)
 
 

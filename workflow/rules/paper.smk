@@ -270,11 +270,10 @@ rule audit_site:
         shards=CALL_SHARDS,
         aux=f"{PAPER_BUILD}/paper.aux",
     output:
-        site=report(
-            directory(f"{PAPER_BUILD}/site"),
-            htmlindex="index.html",
-            caption="../report/site.rst",
-            category="Paper",
+        site=directory(f"{PAPER_BUILD}/site"),
+        # the same site as one file: Snakemake's HTML report embeds no folder
+        archive=report(
+            f"{PAPER_BUILD}/site.zip", caption="../report/site.rst", category="Paper"
         ),
     log:
         f"{LOGS}/audit_site.log",

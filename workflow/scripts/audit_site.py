@@ -6,7 +6,7 @@ from pathlib import Path
 from analysis.paper.citations import read_citations
 from analysis.paper.macros import alias_map
 from analysis.paper.provenance import collect_figures
-from analysis.paper.site import SiteInputs, read_scorecard, write_site
+from analysis.paper.site import SiteInputs, read_scorecard, write_archive, write_site
 from analysis.paper.source_check import keys_guarded, keys_in_files
 from analysis.provenance import load_numbers
 from analysis.workflow_io import rule_logging
@@ -42,6 +42,7 @@ with rule_logging(snakemake) as log:
         software_file=inp.software,
     )
     counts = write_site(site, Path(out.site), Path.cwd())
+    write_archive(Path(out.site), Path(out.archive))
     log.info(
         "audit site %s: %d numbers, %d rules, %d call-store shards",
         out.site,
