@@ -158,12 +158,10 @@ rule claims:
         "../scripts/claims.py"
 
 
+# Its inputs are everything the PDF shows that this rule does not feed, so it runs again (and
+# records the commit of now) whenever any of them was rebuilt; a new commit alone reruns nothing.
 rule software_environment:
-    """The software and the repository's commit that built this run's paper: packages, TeX Live, the OS.
-
-    Its inputs are everything the PDF shows that this rule does not feed, so it runs again (and
-    records the commit of now) whenever any of them was rebuilt; a new commit alone reruns nothing.
-    """
+    """The software and the repository's commit that built this run's paper: packages, TeX Live, the OS."""
     input:
         numbers=f"{PAPER_GENERATED}/numbers.tex",
         dataset=f"{PAPER_GENERATED}/dataset.tex",
