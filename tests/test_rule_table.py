@@ -31,3 +31,13 @@ def test_rule_table_sums_jobs_per_rule_and_sorts_by_wall_time(tmp_path: Path) ->
     assert list(table.index) == ["model_responses", "numbers"]
     row = table.loc["model_responses"]
     assert (row["jobs"], row["wall_s"], row["cpu_s"], row["max_rss_mb"]) == (2, 7.0, 5.0, 300.0)
+
+
+def test_rule_table_reads_benchmark_files_in_subfolders(tmp_path: Path) -> None:
+    # a wildcard with a slash (model_call_table's {calls}: stage1/attributes) makes a subfolder
+    (tmp_path / "model_call_table.stage1").mkdir()
+    _bench(tmp_path / "model_call_table.stage1" / "attributes.sim-a.tsv", 2.0, 120.0, 1.0)
+    _bench(tmp_path / "model_call_table.stage2.votes.sim-a.tsv", 1.0, 100.0, 0.5)
+    table = _load().rule_table(tmp_path)
+    assert table.loc["model_call_table", "jobs"] == 2
+    assert table.loc["model_call_table", "wall_s"] == 3.0

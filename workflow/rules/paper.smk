@@ -243,7 +243,7 @@ rule paper_pdf:
     resources:
         mem_mb=1000,
     params:
-        cfg=subtree(CFG, "paper.source_date_epoch"),
+        cfg=subtree(CFG, "paper.source_date_epoch", "data.name"),
         code=code_hash("analysis.paper.compile"),
     script:
         "../scripts/paper_pdf.py"
