@@ -172,7 +172,7 @@ def readme_section(res: dict) -> str:
         f"load average {env['load_average_1min']} at the start and "
         f"{env['load_average_1min_at_end']} at the end"
         + (f" ({res['note']})" if res.get("note") else "")
-        + ". The machine is shared: load inflates both times, the ratio much less.",
+        + ". The machine is shared: load inflates both times, the ratio less.",
         "",
         f"| method | seconds (B = {res['n_boot']:,}) |",
         "|---|---:|",
