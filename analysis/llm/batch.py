@@ -100,6 +100,7 @@ def _state_calls(calls: Sequence[PendingCall]) -> list[dict[str, Any]]:
             "messages": list(c.request.messages),
             "params": c.params,
             "sample_index": c.request.sample_index,
+            "revision": c.revision,
         }
         for c in calls
     ]
@@ -111,6 +112,7 @@ def _calls_from_state(state: Mapping[str, Any]) -> list[PendingCall]:
             c["key"],
             ChatRequest(tuple(c["messages"]), dict(c["params"]), int(c["sample_index"])),
             dict(c["params"]),
+            int(c.get("revision", 0)),
         )
         for c in state["calls"]
     ]

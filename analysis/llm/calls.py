@@ -4,7 +4,8 @@ Modes (``llm.mode``):
 - ``replay`` (default): offline; every call must be in the store, else ``ReplayMiss`` says how
   many are missing and the command that records them. No key, server or network is touched.
 - ``record``: calls that are missing are made and appended; stored calls are reused.
-- ``refresh``: every call is made again and appended; the newer record wins on read.
+- ``refresh``: every call is made again and appended with the revision of the record it
+  replaces plus one, which wins on read (no clock decides: see ``store.py``).
 
 Identical requests in one call set are made once. A call that fails for good is not stored (a
 rerun tries it again); calls that succeeded are already durable when the error is raised.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import errno
 import gc
 import json
 import logging
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from analysis import REPO_ROOT
-from analysis.llm.failures import CallError, LocalServerDied
+from analysis.llm.failures import CallError, LocalServerDied, RecordNotStored
 from analysis.llm.keys import KeyMaker, effective_params, normalize_value
 from analysis.llm.models import NO_KEY, ModelSpec, resolve_api_key
 from analysis.llm.progress import CallProgress
@@ -46,6 +48,7 @@ __all__ = [
     "LocalServerDied",
     "ChatRequest",
     "PendingCall",
+    "RecordNotStored",
     "ReplayMiss",
     "call_key",
     "calls_provenance",
@@ -123,11 +126,13 @@ class ReplayMiss(RuntimeError):
 
 @dataclass(frozen=True)
 class PendingCall:
-    """A call that must be made: its key, the request, and the exact body parameters."""
+    """A call that must be made: its key, the request, the exact body parameters, and the
+    revision its record gets (one above the stored record it replaces, else 0)."""
 
     key: str
     request: ChatRequest
     params: dict
+    revision: int = 0
 
 
 def call_key(model: ModelSpec, request: ChatRequest, prompt_version: str) -> str:
@@ -155,7 +160,8 @@ def record_command(overrides: str | None = None) -> str:
 
 
 def now_iso() -> str:
-    """UTC timestamp with microseconds: orders records, so ``refresh`` answers win."""
+    """UTC timestamp with microseconds: when a record was made (information only: replay
+    orders records by revision and position, never by a clock)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
@@ -202,6 +208,7 @@ def make_record(
         ),
         "executor": executor,
         "attempts": attempts,
+        "revision": call.revision,
     }
     record.update(extra or {})
     return record
@@ -328,16 +335,24 @@ COMMIT_DELAY_S = 0.002
 class GroupCommit:
     """Appends records from many in-flight calls, sharing one fsync among those that finish
     together (within ``delay_s`` of the first); the fsync runs in a worker thread so it never
-    stalls the event loop."""
+    stalls the event loop.
+
+    The first write that fails (``ENOSPC``, ``EIO``, ...) is kept in ``failed``: every record
+    still waiting, and every later one, fails with it at once, and the caller stops making
+    calls (an answer that cannot be stored would be paid for again by the next run).
+    """
 
     def __init__(self, writer: ShardWriter, delay_s: float = COMMIT_DELAY_S) -> None:
         self.writer = writer
         self.delay_s = delay_s
         self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self.flushing = False
+        self.failed: OSError | None = None
 
     async def commit(self, record: dict[str, Any]) -> None:
-        """Return once ``record`` is on disk (fsynced)."""
+        """Return once ``record`` is on disk (fsynced); raise ``failed`` once a write failed."""
+        if self.failed is not None:
+            raise self.failed
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending.append((record, future))
         if not self.flushing:
@@ -351,8 +366,12 @@ class GroupCommit:
                 await asyncio.sleep(self.delay_s)  # let the calls finishing now join the group
                 group, self.pending = self.pending, []
                 try:
+                    if self.failed is not None:
+                        raise self.failed
                     await asyncio.to_thread(self.writer.append_many, [r for r, _ in group])
                 except Exception as err:  # e.g. disk full: every waiting call fails with it
+                    if isinstance(err, OSError) and self.failed is None:
+                        self.failed = err
                     for _, future in group:
                         future.set_exception(err)
                 else:
@@ -388,6 +407,11 @@ async def _direct(
     With ``reuse_stored`` (record mode) each call is made under a claim on its key, and not at
     all if another run sharing the store has stored it meanwhile; such keys are in neither
     returned dict.
+
+    When a record cannot be written (a full disk), no further call is made: the calls already
+    in flight finish, and ``RecordNotStored`` names the shard, the OS error, how many answers
+    were paid but not stored (with their keys: the next run pays for them again) and how many
+    calls were not made. Every record stored before stays.
     """
     from analysis.llm.client import ClientPool, call_with_retries  # the HTTP stack: not in replay
 
@@ -396,6 +420,7 @@ async def _direct(
     follower = StoreFollower(folder, own=writer) if reuse_stored else None
     fresh: dict[str, dict[str, Any]] = {}
     failures: dict[str, str] = {}
+    unstored: list[str] = []  # keys whose answers were paid for but could not be stored
     secrets = [api_key] if api_key != NO_KEY else []
     clients = ClientPool(base_url, api_key, settings, model.max_concurrency)
 
@@ -404,6 +429,8 @@ async def _direct(
             clients.lease() as lease,
             claims.hold(call.key) if claims else contextlib.nullcontext(),
         ):
+            if committer.failed is not None:
+                return  # the store cannot take records: no call that could not be kept
             if follower is not None and call.key in follower.update():
                 progress.add_done()  # another run sharing the store made it meanwhile
                 return
@@ -442,7 +469,12 @@ async def _direct(
                 executor="direct",
                 attempts=attempts,
             )
-            await committer.commit(record)  # durable (and visible) before the claim ends
+            try:
+                await committer.commit(record)  # durable (and visible) before the claim ends
+            except OSError:
+                unstored.append(call.key)  # paid, not stored: reported once, at the end
+                progress.add_failed()
+                return
         fresh[call.key] = record
         progress.add_done()
 
@@ -451,6 +483,8 @@ async def _direct(
 
     async def worker() -> None:
         for call in todo:  # each call is taken by exactly one worker
+            if committer.failed is not None:
+                return
             await one(call)
 
     try:
@@ -460,7 +494,33 @@ async def _direct(
         await clients.close()
         if claims is not None:
             claims.close()
+    if committer.failed is not None:
+        done = set(fresh) | set(failures) | set(unstored)
+        not_made = sum(1 for c in calls if c.key not in done)
+        raise _not_stored(writer.path, committer.failed, len(fresh), unstored, not_made)
     return fresh, failures
+
+
+def _not_stored(
+    path: Path, err: OSError, n_stored: int, unstored: Sequence[str], not_made: int
+) -> RecordNotStored:
+    """The one report of a store that stopped taking records (logged once, then raised)."""
+    code = errno.errorcode.get(err.errno or 0, "error")
+    shown = ", ".join(unstored[:5]) + (
+        f", ... ({len(unstored) - 5} more)" if len(unstored) > 5 else ""
+    )
+    error = RecordNotStored(
+        f"cannot store calls in {path}: {err.strerror or err} ({code}); calls stopped. "
+        f"{n_stored} calls of this run are stored; {len(unstored)} answers were paid for but "
+        f"could not be stored{f' (keys {shown})' if unstored else ''}, so a rerun pays for "
+        f"them again; {not_made} calls were not made. Free space under {path.parent} (or fix "
+        "the error) and rerun: stored calls are not made again",
+        n_stored=n_stored,
+        unstored=list(unstored),
+        not_made=not_made,
+    )
+    log.error("%s", error)
+    return error
 
 
 def run_calls(
@@ -517,7 +577,12 @@ def run_calls(
     failures: dict[str, str] = {}
     if todo_keys:
         todo = [
-            PendingCall(k, unique[k], effective_params(model.params, unique[k].params))
+            PendingCall(
+                k,
+                unique[k],
+                effective_params(model.params, unique[k].params),
+                index.revision(k) + 1 if k in index else 0,
+            )
             for k in todo_keys
         ]
         bar = CallProgress(

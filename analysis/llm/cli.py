@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.llm.calls import resolve_store
-from analysis.llm.store import StoreError, usage_summary, validate_store
+from analysis.llm.store import StoreError, upgrade_store, usage_summary, validate_store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--validate",
         action="store_true",
-        help="check every record (JSON, fields, folder, recomputed key); exit 1 on any error",
+        help="check every record (JSON, fields, folder, digest, the fields replay reads, "
+        "recomputed key); exit 1 on any error",
+    )
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="give records written before records carried a digest their digest and revision, "
+        "after checking them (nothing is written if any record fails); run while no run "
+        "records into the store",
     )
 
 
@@ -43,6 +51,18 @@ def format_usage(frame: pd.DataFrame, fmt: str) -> str:
 def run(args: argparse.Namespace) -> int:
     store: Path = resolve_store(args.store, args.repo)
     status = 0
+    if args.upgrade:
+        upgraded = upgrade_store(store)
+        for error in upgraded.errors:
+            print(f"error: {error}", file=sys.stderr)
+        if not upgraded.ok:
+            print(f"{store}: not upgraded ({len(upgraded.errors)} errors)", file=sys.stderr)
+            return 1
+        print(
+            f"{store}: {upgraded.n_upgraded} of {upgraded.n_records} records upgraded, "
+            f"{len(upgraded.shards_rewritten)} shards rewritten",
+            file=sys.stderr,
+        )
     if args.validate:
         report = validate_store(store)
         for warning in report.warnings:

@@ -21,3 +21,14 @@ class LocalServerDied(CallError):
     The message names the model, how the process ended (exit code, or the signal by name) and
     the end of its log; the calls not yet answered are not stored, so a rerun makes them.
     """
+
+
+class RecordNotStored(CallError):
+    """A paid answer could not be written to the call store (a full disk, say): calls stop, and
+    the message names the shard, the OS error and how many paid answers were not stored."""
+
+    def __init__(self, message: str, *, n_stored: int, unstored: list[str], not_made: int) -> None:
+        super().__init__(message)
+        self.n_stored = n_stored  # calls of this run that are in the store
+        self.unstored = unstored  # keys of answers paid for but not stored
+        self.not_made = not_made  # calls this run did not make

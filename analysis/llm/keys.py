@@ -139,24 +139,89 @@ class KeyMaker:
             return key_from_parts(
                 self.identity, messages, params, sample_index, self.prompt_version
             )
-        doc = b"".join(
-            (
-                b'{"messages":',
-                text,
-                b',"model":',
-                self._model,
-                b',"params":',
-                params_json,
-                b',"prompt_version":',
-                self._version,
-                b',"sample_index":',
-                str(int(sample_index)).encode(),
-                b',"schema":',
-                str(KEY_SCHEMA).encode(),
-                b"}",
-            )
+        return _key_of_json_parts(text, self._model, params_json, self._version, sample_index)
+
+
+def _key_of_json_parts(
+    messages: bytes, model: bytes, params: bytes, version: bytes, sample_index: int
+) -> str:
+    """sha256 of the key document assembled from the canonical JSON of its parts (the same
+    bytes ``canonical_json(key_document(...))`` gives: its keys in sorted order)."""
+    doc = b"".join(
+        (
+            b'{"messages":',
+            messages,
+            b',"model":',
+            model,
+            b',"params":',
+            params,
+            b',"prompt_version":',
+            version,
+            b',"sample_index":',
+            str(int(sample_index)).encode(),
+            b',"schema":',
+            str(KEY_SCHEMA).encode(),
+            b"}",
         )
-        return hashlib.sha256(doc).hexdigest()
+    )
+    return hashlib.sha256(doc).hexdigest()
+
+
+class StoredKeys:
+    """``key_from_parts`` for the parts a stored record carries, byte for byte, cheaply.
+
+    Replay recomputes the key of every record it serves (a record whose request does not hash
+    to its key is refused), so the few distinct model identities, parameter sets and prompt
+    versions of a store are serialized canonically once each (looked up by their orjson
+    bytes), and strings-only messages go through orjson as in :class:`KeyMaker`.
+    """
+
+    #: distinct parts remembered; beyond it they are serialized each time (same result)
+    MAX_CACHED = 4096
+
+    def __init__(self) -> None:
+        self._canonical: dict[bytes, bytes] = {}
+        self._versions: dict[str, bytes] = {}
+
+    def _json(self, value: Any) -> bytes:
+        try:
+            probe = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # beyond orjson (e.g. an integer over 64 bits): no cache
+            return canonical_json(normalize_value(value)).encode("utf-8")
+        hit = self._canonical.get(probe)
+        if hit is None:
+            hit = canonical_json(normalize_value(value)).encode("utf-8")
+            if len(self._canonical) < self.MAX_CACHED:
+                self._canonical[probe] = hit
+        return hit
+
+    def _version(self, prompt_version: str) -> bytes:
+        hit = self._versions.get(prompt_version)
+        if hit is None:
+            hit = canonical_json(str(prompt_version)).encode("utf-8")
+            if len(self._versions) < self.MAX_CACHED:
+                self._versions[prompt_version] = hit
+        return hit
+
+    def key(
+        self,
+        identity: Mapping[str, Any],
+        messages: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any],
+        sample_index: int,
+        prompt_version: str,
+    ) -> str:
+        """The key of these parts (``params``: the effective params, as a record stores them)."""
+        text = _strings_only_json(messages)
+        if text is None:
+            return key_from_parts(identity, messages, params, sample_index, prompt_version)
+        return _key_of_json_parts(
+            text,
+            self._json(dict(identity)),
+            self._json(dict(params)),
+            self._version(prompt_version),
+            sample_index,
+        )
 
 
 def _strings_only_json(messages: Sequence[Mapping[str, Any]]) -> bytes | None:

@@ -10,13 +10,25 @@ corrupt record. A last line that lacks only its newline (a hand edit, or a kill 
 record and its newline) is a complete record: readers serve it and the next writer completes
 the line instead of deleting a paid call.
 
+Every record verifies itself. Its line begins with ``"digest"``, the sha256 of the record's
+canonical content (every other field, key-sorted compact JSON: the rest of the line as the
+writer wrote it), and the record's ``key`` is the sha256 of its request (``keys.py``). Replay
+checks both on every record it serves, and the fields it reads, and refuses a record that
+fails, naming shard, line and key: a changed byte in a stored answer, or two records whose
+keys were swapped, is never served. ``recenter calls --validate`` checks the same for every
+record; ``recenter calls --upgrade`` gives records written before digests existed theirs,
+after checking their keys.
+
 Replay reads every shard of a (stage, model); when a key occurs more than once (``refresh``
-appends a newer answer) the record with the newest ``created`` time wins. Replay parses a
-record only when it is asked for: each shard has an index (key, created, byte offset, length
+appends another answer) the record of the highest ``revision`` wins (a refresh writes the
+revision of the record it replaces plus one), and among equal revisions the one read last:
+later in its shard, or in the shard whose name sorts last. No clock takes part, so a record
+written by a machine whose clock runs ahead cannot beat a later refresh. Replay parses a
+record only when it is asked for: each shard has an index (key, revision, byte offset, length
 of every record) cached beside it as ``<shard>.idx``. The index is a pure function of the
 shard's bytes and is used only when the shard's sha256 and the index's own checksum both
 match; otherwise it is rebuilt (and, where the folder is not writable, kept in memory only).
-It holds keys, timestamps and offsets, never a request or a secret, and is git-ignored.
+It holds keys, revisions and offsets, never a request or a secret, and is git-ignored.
 
 Two record runs may share a store (two results folders in one checkout, each writing its own
 shard). So that a shared call is paid once, a writer holds a per-key claim while it makes and
@@ -35,6 +47,7 @@ import json
 import logging
 import os
 import threading
+import zlib
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +56,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
-from analysis.llm.keys import key_from_parts
+from analysis.llm.keys import StoredKeys
 from analysis.llm.models import SAFE_NAME
 
 log = logging.getLogger(__name__)
@@ -65,7 +78,16 @@ RECORD_FIELDS: dict[str, tuple[type, ...]] = {
     "system_fingerprint": (str, type(None)),
     "cost_usd": (float, int),
     "executor": (str,),
+    "revision": (int,),
+    "digest": (str,),
 }
+
+#: every line the writer appends starts with the record's digest field, then its canonical body
+DIGEST_PREFIX = b'{"digest":"'
+_DIGEST_END = len(DIGEST_PREFIX) + 64  # where the hex digest ends: '",' follows
+
+#: what a record written before digests existed needs (said wherever one is refused)
+UPGRADE_HINT = "check and upgrade the store with `recenter calls --upgrade --store STORE`"
 
 REDACTED = "[REDACTED]"
 _SECRET_FIELD_NAMES = frozenset({"api_key", "authorization", "openai-api-key", "x-api-key"})
@@ -135,13 +157,180 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     return scrub(value)
 
 
-def dump_record(record: Mapping[str, Any]) -> bytes:
-    """One store line: key-sorted JSON and its newline (orjson; the stdlib for what it cannot
-    encode, e.g. an integer beyond 64 bits in an endpoint's response)."""
+def canonical_body(record: Mapping[str, Any]) -> bytes:
+    """A record's canonical content: every field but ``digest``, key-sorted compact JSON
+    (orjson; the stdlib for what it cannot encode, e.g. an integer beyond 64 bits in an
+    endpoint's response). Its sha256 is the record's digest."""
+    if "digest" in record:
+        record = {k: v for k, v in record.items() if k != "digest"}
     try:
-        return orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     except TypeError:
-        return (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+        return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8"
+        )
+
+
+def line_of_body(body: bytes) -> bytes:
+    """The store line of a canonical body: its digest field first, then the body's fields."""
+    digest = hashlib.sha256(body).hexdigest().encode()
+    rest = body[1:] if body == b"{}" else b"," + body[1:]
+    return DIGEST_PREFIX + digest + b'"' + rest + b"\n"
+
+
+def record_line(record: Mapping[str, Any]) -> bytes:
+    """One store line (digest first, then the canonical body) and its newline."""
+    return line_of_body(canonical_body(record))
+
+
+def digest_problem(line: bytes | memoryview, rec: Mapping[str, Any]) -> str | None:
+    """Why a parsed record does not verify against its digest (None when it does).
+
+    The writer's own lines are checked on their bytes: the body after the digest field is
+    exactly what was hashed. A line written otherwise (reformatted by hand, say) is checked on
+    the canonical form of its parsed content, so only a change of content fails.
+    """
+    digest = rec.get("digest")
+    if not isinstance(digest, str):
+        return (
+            "field 'digest': missing (a record written before records carried digests); "
+            + UPGRADE_HINT
+        )
+    if (
+        line[: len(DIGEST_PREFIX)] == DIGEST_PREFIX
+        and line[_DIGEST_END : _DIGEST_END + 2] == b'",'
+        and line[len(DIGEST_PREFIX) : _DIGEST_END] == digest.encode()
+    ):
+        fast = hashlib.sha256(b"{")
+        fast.update(line[_DIGEST_END + 2 :])
+        if fast.hexdigest() == digest:
+            return None
+    if hashlib.sha256(canonical_body(rec)).hexdigest() == digest:
+        return None
+    return (
+        "field 'digest': the record's content does not hash to its digest (changed after it "
+        "was written)"
+    )
+
+
+def _field(rec: Any, path: str) -> tuple[bool, Any]:
+    """(found, value) of a dotted path into nested dicts (``response.choices``)."""
+    node = rec
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def replay_problems(rec: Mapping[str, Any]) -> list[str]:
+    """Field-level problems of what replay reads from a record: the request that makes its
+    key, the first choice's message and its content, the requested response format, usage."""
+    if _replayable(rec):
+        return []
+    problems = []
+    for path, types, what in (
+        ("request", (dict,), "an object"),
+        ("request.messages", (list,), "a list"),
+        ("request.params", (dict,), "an object"),
+        ("model", (dict,), "an object"),
+        ("prompt_version", (str,), "a string"),
+        ("usage", (dict,), "an object"),
+        ("response", (dict,), "an object"),
+    ):
+        found, value = _field(rec, path)
+        if not found:
+            problems.append(f"field '{path}': missing")
+        elif not isinstance(value, types):
+            problems.append(f"field '{path}': {type(value).__name__}, not {what}")
+    if problems:
+        return problems
+    sample = rec["request"].get("sample_index", 0)
+    if type(sample) is not int:
+        problems.append(f"field 'request.sample_index': {type(sample).__name__}, not an integer")
+    fmt = rec["request"]["params"].get("response_format")
+    if fmt is not None and not isinstance(fmt, dict):
+        problems.append(
+            f"field 'request.params.response_format': {type(fmt).__name__}, not an object"
+        )
+    choices = rec["response"].get("choices")
+    if choices is None:
+        problems.append("field 'response.choices': missing (the stored response has no answer)")
+    elif not isinstance(choices, list) or not choices:
+        problems.append(f"field 'response.choices': {choices!r:.40}, not a non-empty list")
+    elif not isinstance(choices[0], dict):
+        problems.append(f"field 'response.choices[0]': {type(choices[0]).__name__}, not an object")
+    else:
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            problems.append(
+                f"field 'response.choices[0].message': {type(message).__name__}, not an object "
+                "with role and content"
+            )
+        elif not isinstance(message.get("content"), str | None):
+            problems.append(
+                "field 'response.choices[0].message.content': "
+                f"{type(message['content']).__name__}, not a string or null"
+            )
+    return problems
+
+
+def _replayable(rec: Mapping[str, Any]) -> bool:
+    """The common case of ``replay_problems`` in one expression (it runs for every record
+    replay serves); False sends a record to the field-by-field check, which names the field."""
+    try:
+        req = rec["request"]
+        message = rec["response"]["choices"][0]["message"]
+        return (
+            type(req) is dict
+            and type(req["messages"]) is list
+            and type(req["params"]) is dict
+            and type(req.get("sample_index", 0)) is int
+            and type(req["params"].get("response_format", {})) is dict
+            and type(rec["model"]) is dict
+            and type(rec["prompt_version"]) is str
+            and type(rec["usage"]) is dict
+            and type(message) is dict
+            and type(message.get("content")) in _CONTENT_TYPES
+        )
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return False
+
+
+_CONTENT_TYPES = (str, type(None))
+
+
+def key_problem(rec: Mapping[str, Any], keys: StoredKeys) -> str | None:
+    """Why the record's request does not hash to its key (None when it does)."""
+    req = rec["request"]
+    try:
+        expected = keys.key(
+            rec["model"],
+            req["messages"],
+            req["params"],
+            req.get("sample_index", 0),
+            rec["prompt_version"],
+        )
+    except (TypeError, ValueError) as err:
+        return f"field 'request': cannot make its key ({err})"
+    if expected != rec["key"]:
+        return f"field 'key': the stored request hashes to {expected}, not to the record's key"
+    return None
+
+
+def record_problems(
+    line: bytes | memoryview, rec: Mapping[str, Any], keys: StoredKeys
+) -> list[str]:
+    """Everything that keeps replay from serving a parsed record: its digest, its key, the
+    fields replay reads (empty when the record may be served)."""
+    problem = digest_problem(line, rec)
+    if problem is not None:
+        return [problem]
+    problems = replay_problems(rec)
+    if problems:
+        return problems
+    problem = key_problem(rec, keys)
+    return [] if problem is None else [problem]
 
 
 def _may_hold_a_big_integer(value: Any) -> bool:
@@ -192,9 +381,25 @@ def _is_complete_record(line: bytes) -> bool:
 
 
 def _shard_bytes(path: Path, raw: bytes | None = None) -> bytes:
-    """The (decompressed) content of a shard file."""
+    """The (decompressed) content of a shard file; a damaged compressed shard is a
+    ``StoreError`` naming the last line that could be read."""
     raw = path.read_bytes() if raw is None else raw
-    return gzip.decompress(raw) if path.name.endswith(".gz") else raw
+    if not path.name.endswith(".gz"):
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, OSError, zlib.error) as err:
+        readable = zlib.decompressobj(wbits=31)
+        try:
+            partial = readable.decompress(raw)
+        except zlib.error:
+            partial = b""
+        lines = partial.count(b"\n")
+        raise StoreError(
+            f"{path}: compressed shard is truncated or damaged after line {lines} "
+            f"({type(err).__name__}: {err}); its calls cannot be read. Restore the file "
+            "(e.g. `git checkout` it) or record its calls again"
+        ) from err
 
 
 def _split_records(data: bytes) -> tuple[list[tuple[int, int]], int]:
@@ -250,14 +455,27 @@ def iter_shard(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, _parse_line(path, lineno, line)
 
 
-def _newer(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
-    return current is None or str(candidate.get("created", "")) >= str(current.get("created", ""))
+def revision_of(rec: Mapping[str, Any]) -> int:
+    """A record's revision (0 when absent or malformed: ``--validate`` reports the latter)."""
+    value = rec.get("revision", 0)
+    return value if type(value) is int else 0
+
+
+def _replaces(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
+    """True when ``candidate``, read after ``current``, is the one to serve: its revision is
+    at least as high. Never a clock: see the module docstring."""
+    return current is None or revision_of(candidate) >= revision_of(current)
+
+
+def line_number(data: bytes | memoryview, offset: int) -> int:
+    """The 1-based line of a shard that starts at byte ``offset`` (for error messages)."""
+    return bytes(data[:offset]).count(b"\n") + 1
 
 
 # ---------------------------------------------------------------- the cached shard index
 
 #: bumped when the layout of ``<shard>.idx`` changes (an old index is then rebuilt)
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 INDEX_SUFFIX = ".idx"
 
 
@@ -266,7 +484,7 @@ class ShardIndex:
     """Where each record of one shard is: a pure function of the shard's bytes."""
 
     keys: list[str]
-    created: list[str]
+    revisions: list[int]
     offsets: list[int]
     lengths: list[int]
     torn: int  # bytes of a torn last line (ignored, with a warning)
@@ -281,7 +499,7 @@ def index_path(shard: Path) -> Path:
 def scan_shard(path: Path, data: bytes) -> ShardIndex:
     """Parse every record of a shard once (errors name file and line): its index."""
     spans, torn = _split_records(data)
-    keys, created, offsets, lengths, exact = [], [], [], [], []
+    keys, revisions, offsets, lengths, exact = [], [], [], [], []
     view = memoryview(data)
     for lineno, (offset, length) in enumerate(spans, start=1):
         line = view[offset : offset + length]
@@ -297,10 +515,10 @@ def scan_shard(path: Path, data: bytes) -> ShardIndex:
             exact.append(len(keys))
             rec = loads_record(line)
         keys.append(rec["key"])
-        created.append(str(rec.get("created", "")))
+        revisions.append(revision_of(rec))
         offsets.append(offset)
         lengths.append(length)
-    return ShardIndex(keys, created, offsets, lengths, torn, exact)
+    return ShardIndex(keys, revisions, offsets, lengths, torn, exact)
 
 
 def _index_bytes(index: ShardIndex, shard_sha256: str) -> bytes:
@@ -308,7 +526,7 @@ def _index_bytes(index: ShardIndex, shard_sha256: str) -> bytes:
     body = orjson.dumps(
         {
             "keys": index.keys,
-            "created": index.created,
+            "revisions": index.revisions,
             "offsets": index.offsets,
             "lengths": index.lengths,
             "exact": index.exact,
@@ -339,7 +557,7 @@ def _cached_index(path: Path, shard_sha256: str, size: int) -> ShardIndex | None
         doc = orjson.loads(body)
         index = ShardIndex(
             doc["keys"],
-            doc["created"],
+            doc["revisions"],
             doc["offsets"],
             doc["lengths"],
             int(header["torn"]),
@@ -352,12 +570,13 @@ def _cached_index(path: Path, shard_sha256: str, size: int) -> ShardIndex | None
 
 def _well_formed(index: ShardIndex, size: int) -> bool:
     """Columns of equal length and the right types, every span inside the shard."""
-    columns = (index.keys, index.created, index.offsets, index.lengths)
+    columns = (index.keys, index.revisions, index.offsets, index.lengths)
     if not all(type(c) is list and len(c) == len(index.keys) for c in columns):
         return False
-    if not all(type(v) is str for v in (*index.keys, *index.created)):
+    if not all(type(v) is str for v in index.keys):
         return False
-    if not all(type(v) is int and v >= 0 for v in (*index.offsets, *index.lengths)):
+    numbers = (*index.revisions, *index.offsets, *index.lengths)
+    if not all(type(v) is int and v >= 0 for v in numbers):
         return False
     if type(index.exact) is not list or not all(
         type(i) is int and 0 <= i < len(index.keys) for i in index.exact
@@ -395,28 +614,36 @@ def shard_index(path: Path) -> tuple[bytes, ShardIndex]:
 
 
 class StoreIndex(Mapping[str, dict[str, Any]]):
-    """key -> newest record of a (stage, model); a record is parsed when first asked for."""
+    """key -> the record replay serves for it over the shards of a (stage, model): the highest
+    revision, the last read among equal ones. A record is parsed and verified when asked for."""
 
     def __init__(self) -> None:
-        #: key -> created, shard number, offset, length, needs the stdlib parser
-        self._where: dict[str, tuple[str, int, int, int, bool]] = {}
+        #: key -> revision, shard number, offset, length, needs the stdlib parser
+        self._where: dict[str, tuple[int, int, int, int, bool]] = {}
         self._shards: list[tuple[Path, memoryview]] = []
+        self._keys = StoredKeys()
 
     def add_shard(self, path: Path, data: bytes, index: ShardIndex) -> None:
-        """Merge one shard's records: a later or newer record of a key replaces an earlier one."""
+        """Merge one shard's records (shards in name order): a record of a key replaces the one
+        read before it unless that one has a higher revision."""
         number = len(self._shards)
         self._shards.append((path, memoryview(data)))
         where = self._where
         exact = set(index.exact)
-        for i, (key, created, offset, length) in enumerate(
-            zip(index.keys, index.created, index.offsets, index.lengths, strict=True)
+        for i, (key, revision, offset, length) in enumerate(
+            zip(index.keys, index.revisions, index.offsets, index.lengths, strict=True)
         ):
             old = where.get(key)
-            if old is None or created >= old[0]:
-                where[key] = (created, number, offset, length, i in exact)
+            if old is None or revision >= old[0]:
+                where[key] = (revision, number, offset, length, i in exact)
+
+    def revision(self, key: str) -> int:
+        """The revision of the record served for ``key`` (no parse)."""
+        return self._where[key][0]
 
     def __getitem__(self, key: str) -> dict[str, Any]:
-        """The record, parsed now (each access returns a fresh copy; none is kept)."""
+        """The record, parsed and verified now (each access returns a fresh copy; none is
+        kept). A record that does not verify is a ``StoreError`` naming shard, line and key."""
         _, number, offset, length, exact = self._where[key]
         path, view = self._shards[number]
         line = view[offset : offset + length]
@@ -428,6 +655,14 @@ class StoreIndex(Mapping[str, dict[str, Any]]):
             raise StoreError(
                 f"{path}: the record of key {key} is not at byte {offset}; delete "
                 f"{index_path(path)} (it is rebuilt on the next read)"
+            )
+        problems = record_problems(line, rec, self._keys)
+        if problems:
+            raise StoreError(
+                f"{path}:{line_number(view, offset)}: key {key}: {'; '.join(problems)}. "
+                "Replay refuses to serve it: restore the shard (e.g. `git checkout` it) or "
+                "record the call again (llm.mode=refresh); `recenter calls --validate` lists "
+                "every such record"
             )
         return rec
 
@@ -518,7 +753,7 @@ class StoreFollower:
 
     def _add(self, records: Iterable[dict[str, Any]]) -> None:
         for rec in records:
-            if _newer(rec, self.index.get(rec["key"])):
+            if _replaces(rec, self.index.get(rec["key"])):
                 self.index[rec["key"]] = rec
 
 
@@ -648,18 +883,18 @@ class ShardWriter:
         return keep
 
     def _line(self, record: Mapping[str, Any]) -> bytes:
-        """The record's line, secrets scrubbed. Serializing first and searching the bytes is
-        cheaper than walking every record; only a line that shows a secret or a secret-named
-        field is scrubbed field by field (a secret that JSON would escape is always scrubbed)."""
-        line = dump_record(record)
-        if not self.secrets:
-            return line
-        lowered = line.lower()
-        if any(not _plain_secret(s) or s.encode("utf-8") in line for s in self.secrets) or any(
-            f'"{name}"'.encode() in lowered for name in _SECRET_FIELD_NAMES
-        ):
-            return dump_record(redact(dict(record), self.secrets))
-        return line
+        """The record's line (digest first), secrets scrubbed before the digest is taken.
+        Serializing first and searching the bytes is cheaper than walking every record; only a
+        body that shows a secret or a secret-named field is scrubbed field by field (a secret
+        that JSON would escape is always scrubbed)."""
+        body = canonical_body(record)
+        if self.secrets:
+            lowered = body.lower()
+            if any(not _plain_secret(s) or s.encode("utf-8") in body for s in self.secrets) or any(
+                f'"{name}"'.encode() in lowered for name in _SECRET_FIELD_NAMES
+            ):
+                body = canonical_body(redact(dict(record), self.secrets))
+        return line_of_body(body)
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write one record durably; the secrets given to the writer never reach the file."""
@@ -714,8 +949,16 @@ def iter_store(store: Path) -> Iterator[tuple[str, str, Path]]:
                 yield stage_dir.name, model_dir.name, path
 
 
-def check_record(rec: Mapping[str, Any], stage: str, model: str) -> list[str]:
-    """Field-level problems of one record (empty when it is well formed)."""
+def check_record(
+    rec: Mapping[str, Any],
+    stage: str,
+    model: str,
+    line: bytes | memoryview | None = None,
+    keys: StoredKeys | None = None,
+) -> list[str]:
+    """Field-level problems of one record (empty when it is well formed): every field and its
+    type, its folder, its digest (with its ``line``), every field replay reads, and its key
+    recomputed from its request."""
     problems = []
     for name, types in RECORD_FIELDS.items():
         if name not in rec:
@@ -724,40 +967,47 @@ def check_record(rec: Mapping[str, Any], stage: str, model: str) -> list[str]:
             isinstance(rec[name], bool) and bool not in types
         ):
             problems.append(f"field '{name}': wrong type {type(rec[name]).__name__}")
-    if problems:
-        return problems
-    if rec["stage"] != stage:
+    if isinstance(rec.get("revision"), int) and rec["revision"] < 0:
+        problems.append(f"field 'revision': {rec['revision']} is negative")
+    if rec.get("stage", stage) != stage:
         problems.append(f"field 'stage': '{rec['stage']}' but the shard is under stage '{stage}'")
-    if rec["model_name"] != model:
+    if rec.get("model_name", model) != model:
         problems.append(f"field 'model_name': '{rec['model_name']}' but the folder is '{model}'")
-    req = rec["request"]
-    if not isinstance(req.get("messages"), list) or not isinstance(req.get("params"), dict):
-        problems.append("field 'request': needs 'messages' (list) and 'params' (object)")
-        return problems
-    expected = key_from_parts(
-        rec["model"],
-        req["messages"],
-        req["params"],
-        req.get("sample_index", 0),
-        rec["prompt_version"],
-    )
-    if expected != rec["key"]:
-        problems.append(f"field 'key': does not match the request (expected {expected})")
-    choices = rec["response"].get("choices")
-    if not isinstance(choices, list) or not choices:
-        problems.append("field 'response': no choices")
+    if line is not None and "digest" in rec:
+        problem = digest_problem(line, rec)
+        if problem is not None:
+            problems.append(problem)
+    if any(p.startswith(_REPLAY_READ) for p in problems):
+        return problems  # a part replay reads is missing or mistyped: said once, above
+    replay = replay_problems(rec)
+    problems += replay
+    if not replay and isinstance(rec.get("key"), str):
+        problem = key_problem(rec, keys or StoredKeys())
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
+#: the top-level fields ``replay_problems`` looks into
+_REPLAY_READ = tuple(
+    f"field '{name}'" for name in ("request", "model", "prompt_version", "usage", "response")
+)
+
+
 def validate_store(store: Path) -> StoreReport:
-    """Check every record of every shard: JSON, fields, folder, recomputed key."""
+    """Check every record of every shard: JSON, fields, folder, digest, the fields replay
+    reads, recomputed key."""
     report = StoreReport()
+    keys = StoredKeys()
     where: dict[tuple[str, str, str], list[str]] = {}
     for stage, model, path in iter_store(store):
         report.n_shards += 1
         try:
             lines, tail = _read_lines(path)
-        except (OSError, EOFError, gzip.BadGzipFile) as err:
+        except StoreError as err:
+            report.errors.append(str(err))
+            continue
+        except OSError as err:
             report.errors.append(f"{path}: unreadable ({err})")
             continue
         if tail.strip():
@@ -778,18 +1028,125 @@ def validate_store(store: Path) -> StoreReport:
                 report.errors.append(f"{path}:{lineno}: a record must be a JSON object")
                 continue
             report.n_records += 1
-            for problem in check_record(rec, stage, model):
-                report.errors.append(f"{path}:{lineno}: {problem}")
-            if isinstance(rec.get("key"), str):
-                where.setdefault((stage, model, rec["key"]), []).append(f"{path}:{lineno}")
+            key = rec.get("key")
+            label = f"{path}:{lineno}: key {key}" if isinstance(key, str) else f"{path}:{lineno}"
+            for problem in check_record(rec, stage, model, line, keys):
+                report.errors.append(f"{label}: {problem}")
+            if isinstance(key, str):
+                where.setdefault((stage, model, key), []).append(f"{path}:{lineno}")
     report.n_keys = len(where)
     for (stage, model, key), places in where.items():
         if len(places) > 1:
             report.warnings.append(
                 f"{stage}/{model}: key {key} stored {len(places)} times (each was paid; the "
-                f"newest is served): {', '.join(places)}"
+                f"highest revision is served, the last read among equal ones): "
+                f"{', '.join(places)}"
             )
     return report
+
+
+@dataclass
+class UpgradeReport:
+    """Result of ``upgrade_store``: nothing is written when there is any error."""
+
+    errors: list[str] = field(default_factory=list)
+    n_records: int = 0
+    n_upgraded: int = 0
+    shards_rewritten: list[Path] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def upgrade_store(store: Path) -> UpgradeReport:
+    """Give every record written before records carried a digest its ``digest`` and
+    ``revision``, after checking it as ``--validate`` does (its key recomputed from its
+    request): a record that fails is reported and nothing is written, so an upgrade never
+    blesses a damaged record. Records that already have a digest must verify; they are kept.
+
+    Revisions reproduce what was served before: among one key's records, the old rule's order
+    (``created``, then the order read) becomes revision 0, 1, ..., so the record replay served
+    is still the one served. Each shard is rewritten whole (atomic replace; a compressed
+    shard stays compressed, with no timestamp in its header). Run it while no run records into
+    the store.
+    """
+    report = UpgradeReport()
+    keys = StoredKeys()
+    folders: dict[tuple[str, str], list[tuple[Path, list[tuple[int, bytes, dict[str, Any]]]]]]
+    folders = {}
+    for stage, model, path in iter_store(store):
+        try:
+            lines, tail = _read_lines(path)
+        except (StoreError, OSError) as err:
+            report.errors.append(str(err))
+            continue
+        if tail.strip():
+            report.errors.append(
+                f"{path}: torn last line ({len(tail)} bytes); run a record run first (it "
+                "truncates it) or remove it"
+            )
+        parsed = []
+        for lineno, line in enumerate(lines, start=1):
+            try:
+                rec = loads_record(line)
+            except json.JSONDecodeError as err:
+                report.errors.append(f"{path}:{lineno}: not valid JSON ({err.msg})")
+                continue
+            if not isinstance(rec, dict):
+                report.errors.append(f"{path}:{lineno}: a record must be a JSON object")
+                continue
+            report.n_records += 1
+            legacy = "digest" not in rec
+            if legacy:
+                rec.setdefault("revision", 0)
+                rec["digest"] = hashlib.sha256(canonical_body(rec)).hexdigest()
+                report.n_upgraded += 1
+            for problem in check_record(rec, stage, model, None if legacy else line, keys):
+                report.errors.append(f"{path}:{lineno}: key {rec.get('key')}: {problem}")
+            parsed.append((lineno, line, rec if legacy else {}))
+        folders.setdefault((stage, model), []).append((path, parsed))
+    if report.errors or not report.n_upgraded:
+        return report
+    for shards in folders.values():
+        _order_legacy_revisions(shards)
+        for path, parsed in shards:
+            if not any(rec for _, _, rec in parsed):
+                continue
+            data = b"".join(
+                record_line(rec) if rec else bytes(line) + b"\n" for _, line, rec in parsed
+            )
+            if path.name.endswith(".gz"):
+                data = gzip.compress(data, mtime=0)
+            tmp = path.with_name(f".{path.name}.upgrade.tmp")
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+            with contextlib.suppress(FileNotFoundError):
+                index_path(path).unlink()
+            report.shards_rewritten.append(path)
+    return report
+
+
+def _order_legacy_revisions(
+    shards: list[tuple[Path, list[tuple[int, bytes, dict[str, Any]]]]],
+) -> None:
+    """Revisions of upgraded records of one (stage, model): a key's records in the order the
+    rule before revisions served them (``created``, then the order read), numbered 0, 1, ..."""
+    by_key: dict[str, list[tuple[str, int, dict[str, Any]]]] = {}
+    order = 0
+    for _, parsed in shards:
+        for _, _, rec in parsed:
+            if rec:
+                by_key.setdefault(rec["key"], []).append((str(rec.get("created", "")), order, rec))
+            order += 1
+    for records in by_key.values():
+        if len(records) < 2:
+            continue
+        for revision, (_, _, rec) in enumerate(sorted(records, key=lambda r: r[:2])):
+            rec["revision"] = revision  # its digest is taken when its line is written
 
 
 USAGE_COLUMNS = [

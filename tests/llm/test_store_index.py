@@ -5,7 +5,6 @@ cause of different replay results."""
 from __future__ import annotations
 
 import errno
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,27 +14,29 @@ import pytest
 from analysis import REPO_ROOT
 from analysis.llm import store as store_mod
 from analysis.llm.calls import ChatRequest, run_calls
-from analysis.llm.models import ModelSpec
-from analysis.llm.store import StoreError, index_path, load_index
+from analysis.llm.store import StoreError, index_path, load_index, record_line
+from tests.llm.records import MODEL, key_of, lines, record
 from tests.settings_defaults import llm_settings
 
-MODEL = ModelSpec("m", "http://127.0.0.1:9/v1", None, {"temperature": 0.0})
 
-
-def _record(i: int, created: str = "2026-01-01T00:00:00.000000+00:00") -> dict:
-    return {"key": f"k{i}", "created": created, "v": i, "text": f"answer {i} é"}
+def _record(i: int, answer: str | None = None) -> dict:
+    return record(i, answer or f"answer {i} é")
 
 
 def _shard(tmp_path: Path, n: int = 5, name: str = "0.jsonl") -> Path:
     folder = tmp_path / "s" / "m"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text("".join(json.dumps(_record(i)) + "\n" for i in range(n)))
+    path.write_bytes(lines(_record(i) for i in range(n)))
     return path
 
 
 def _as_dict(index) -> dict:
     return {key: index[key] for key in sorted(index)}
+
+
+def _text(index, i: int) -> str:
+    return index[key_of(i)]["response"]["choices"][0]["message"]["content"]
 
 
 def test_index_is_cached_beside_the_shard_and_reused(
@@ -66,12 +67,12 @@ def test_stale_index_is_rebuilt_after_the_shard_changes(tmp_path: Path) -> None:
     path = _shard(tmp_path, n=3)
     assert len(load_index(tmp_path, "s", "m")) == 3
     old = index_path(path).read_bytes()
-    with open(path, "a") as fh:  # an appended record, and a changed one of the same length
-        fh.write(json.dumps(_record(3)) + "\n")
-    text = path.read_text().replace('"v": 1,', '"v": 7,')
-    path.write_text(text)
+    with open(path, "ab") as fh:  # an appended record, and a changed one of the same length
+        fh.write(record_line(_record(3)))
+    data = path.read_bytes().replace(record_line(_record(1)), record_line(_record(1, "answer 7 é")))
+    path.write_bytes(data)
     index = load_index(tmp_path, "s", "m")
-    assert len(index) == 4 and index["k1"]["v"] == 7 and index["k3"]["v"] == 3
+    assert len(index) == 4 and _text(index, 1) == "answer 7 é" and _text(index, 3) == "answer 3 é"
     assert index_path(path).read_bytes() != old
 
 
@@ -82,10 +83,11 @@ def test_same_size_edit_with_old_mtime_is_still_caught(tmp_path: Path) -> None:
     path = _shard(tmp_path, n=3)
     load_index(tmp_path, "s", "m")
     stat = path.stat()
-    path.write_text(path.read_text().replace('"v": 2,', '"v": 9,'))
+    changed = record_line(_record(2, "answer 9 é"))
+    path.write_bytes(path.read_bytes().replace(record_line(_record(2)), changed))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert path.stat().st_size == stat.st_size
-    assert load_index(tmp_path, "s", "m")["k2"]["v"] == 9
+    assert _text(load_index(tmp_path, "s", "m"), 2) == "answer 9 é"
 
 
 @pytest.mark.parametrize(
@@ -94,8 +96,8 @@ def test_same_size_edit_with_old_mtime_is_still_caught(tmp_path: Path) -> None:
         lambda raw: b"",
         lambda raw: b"not json at all\n{}",
         lambda raw: raw[: len(raw) // 2],  # torn write
-        lambda raw: raw.replace(b'"k1"', b'"k9"'),  # body edited, checksum no longer matches
-        lambda raw: raw.replace(b'"version":1', b'"version":99'),
+        lambda raw: raw.replace(b'"revisions":[0', b'"revisions":[9'),  # checksum now wrong
+        lambda raw: raw.replace(b'"version":2', b'"version":99'),
     ],
 )
 def test_corrupt_index_is_ignored_and_rebuilt(tmp_path: Path, corrupt) -> None:
@@ -114,12 +116,12 @@ def test_forged_index_with_valid_checksums_fails_closed(tmp_path: Path) -> None:
     data = path.read_bytes()
     real = store_mod.scan_shard(path, data)
     forged = store_mod.ShardIndex(
-        real.keys, real.created, list(reversed(real.offsets)), real.lengths, 0, []
+        real.keys, real.revisions, list(reversed(real.offsets)), real.lengths, 0, []
     )
     digest = store_mod.hashlib.sha256(data).hexdigest()
     index_path(path).write_bytes(store_mod._index_bytes(forged, digest))
     with pytest.raises(StoreError, match=r"0\.jsonl\.idx"):
-        load_index(tmp_path, "s", "m")["k0"]
+        load_index(tmp_path, "s", "m")[key_of(0)]
 
 
 def test_read_only_folder_keeps_the_index_in_memory(
@@ -132,7 +134,7 @@ def test_read_only_folder_keeps_the_index_in_memory(
 
     monkeypatch.setattr(Path, "write_bytes", read_only)
     index = load_index(tmp_path, "s", "m")
-    assert len(index) == 5 and index["k4"]["v"] == 4
+    assert len(index) == 5 and _text(index, 4) == "answer 4 é"
     assert not index_path(path).exists()
     assert [p.name for p in path.parent.iterdir()] == ["0.jsonl"]  # no temporary left
 
@@ -141,32 +143,16 @@ def test_replay_results_are_identical_with_and_without_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same calls served with a fresh, a cached, a missing (read-only) and a corrupt index,
-    including a key stored twice (newest wins) and a torn last line."""
-    from analysis.llm.calls import call_key, now_iso
-    from analysis.llm.keys import effective_params
-
+    including a key stored twice (the later one of its shard wins) and a torn last line."""
     requests = [ChatRequest.from_prompt(f"q{i}", custom_id=f"c{i}") for i in range(6)]
     folder = tmp_path / "s" / "m"
     folder.mkdir(parents=True)
-    lines = []
-    for i, req in enumerate(requests):
+    records = []
+    for i in range(6):
         for version in ("old", "new") if i == 2 else ("new",):
-            lines.append(
-                json.dumps(
-                    {
-                        "key": call_key(MODEL, req, "v1"),
-                        "created": now_iso(),
-                        "request": {
-                            "messages": list(req.messages),
-                            "params": effective_params(MODEL.params, req.params),
-                        },
-                        "response": {"choices": [{"message": {"content": f"{version} {i}"}}]},
-                        "usage": {"total_tokens": i},
-                    }
-                )
-            )
-    (folder / "0.jsonl").write_text("\n".join(lines[:4]) + "\n")
-    (folder / "1.jsonl").write_text("\n".join(lines[4:]) + '\n{"key": "torn')
+            records.append(record(i, f"{version} {i}"))
+    (folder / "0.jsonl").write_bytes(lines(records[:4]))
+    (folder / "1.jsonl").write_bytes(lines(records[4:]) + b'{"key": "torn')
 
     def replay() -> list:
         return run_calls(
@@ -211,13 +197,12 @@ def test_integers_beyond_64_bits_are_replayed_exactly(tmp_path: Path) -> None:
     folder = tmp_path / "s" / "m"
     folder.mkdir(parents=True)
     big = 2**70 + 1
-    (folder / "0.jsonl").write_text(
-        json.dumps({"key": "a", "created": "1", "n": big})
-        + "\n"
-        + json.dumps({"key": "b", "created": "1", "x": 1e300})
-        + "\n"
-    )
+    a, b = record(0), record(1)
+    a["response"]["n"] = big
+    b["response"]["x"] = 1e300
+    (folder / "0.jsonl").write_bytes(lines([a, b]))
     for _ in range(2):  # fresh, then cached index
         index = load_index(tmp_path, "s", "m")
-        assert index["a"]["n"] == big and type(index["a"]["n"]) is int
-        assert index["b"]["x"] == 1e300
+        assert index[key_of(0)]["response"]["n"] == big
+        assert type(index[key_of(0)]["response"]["n"]) is int
+        assert index[key_of(1)]["response"]["x"] == 1e300
