@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import ipaddress
+import re
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+from urllib.parse import urlsplit
 
 
 class ConfigError(ValueError):
@@ -46,6 +49,168 @@ def bad_value(key: str, value: object, allowed: Iterable[object]) -> ConfigError
 def _check(ok: bool, key: str, value: object, rule: str) -> None:
     if not ok:
         raise ConfigError(f"{key}={value!r} is out of range: {rule}")
+
+
+# ---------------------------------------------------------------- values that leave the config
+# A config value that becomes a folder or file name, an environment variable's name, an
+# endpoint, or text in a results file is checked here, once, when the config is composed: a bad
+# one stops `snakemake -n` and `recenter config` before any job runs or any file is written.
+
+#: one path component: letters, digits, '.', '_', '-', not starting with '.' or '-'
+_PATH_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+
+
+def check_path_component(key: str, value: object) -> str:
+    """``value`` as one safe folder or file name, else a ``ConfigError`` naming ``key``.
+
+    The one check of every config value that becomes part of an output path (``data.name``,
+    model names, ``prompts.version``, variant names): no separator, no ``..``, no leading dot
+    or dash, no space, at most 128 characters. ``data.name=..`` would otherwise put results
+    outside ``results/`` and let a rule's clean-up reach folders it does not own.
+    """
+    if not isinstance(value, str) or not _PATH_COMPONENT.match(value):
+        shown = (
+            SECRET_NOT_SHOWN if isinstance(value, str) and looks_like_secret(value) else repr(value)
+        )
+        raise ConfigError(
+            f"{key}={shown} cannot name a folder: it becomes one component of output paths, so "
+            "it must be letters, digits, '.', '_' or '-' (not starting with '.' or '-', no '/', "
+            "at most 128 characters)"
+        )
+    return value
+
+
+#: a model's name: a lowercase id, because it names a folder of the call store and of results
+MODEL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def check_model_name(key: str, value: object) -> str:
+    """``value`` as a model name: one safe path component, and a lowercase id."""
+    check_path_component(key, value)
+    if not MODEL_NAME.match(str(value)):
+        raise ConfigError(
+            f"{key}: model name {value!r} must be a lowercase id ([a-z0-9._-], e.g. "
+            f"{str(value).lower()!r}): it names a folder of the call store"
+        )
+    return str(value)
+
+
+#: what an error shows instead of a value that looks like a credential
+SECRET_NOT_SHOWN = "<a value that looks like an API key or token: not shown>"
+
+#: the shapes of API keys and tokens: none may enter a config value (and so a resolved config,
+#: a rule param, a record, a log line or the report); a log line showing one is redacted
+SECRET_SHAPES = re.compile(
+    r"""(?<![A-Za-z0-9_-])(?:
+        sk-[A-Za-z0-9_-]{16,}                 # OpenAI (sk-proj-...), Anthropic (sk-ant-...), ...
+      | hf_[A-Za-z0-9]{16,}                   # Hugging Face
+      | gsk_[A-Za-z0-9]{16,}                  # Groq
+      | xai-[A-Za-z0-9]{16,}                  # xAI
+      | gh[pousr]_[A-Za-z0-9]{20,}            # GitHub
+      | github_pat_[A-Za-z0-9_]{20,}          # GitHub fine-grained
+      | AIza[A-Za-z0-9_-]{30,}                # Google
+      | AKIA[A-Z0-9]{16}                      # AWS access key id
+      | (?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}  # an Authorization header's token
+    )""",
+    re.VERBOSE,
+)
+
+#: the replacement of a secret-shaped value in a message or log line
+REDACTED = "[REDACTED]"
+
+
+def looks_like_secret(text: str) -> bool:
+    """True when ``text`` holds something shaped like an API key or a bearer token."""
+    return SECRET_SHAPES.search(text) is not None
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every secret-shaped part replaced by ``[REDACTED]``."""
+    return SECRET_SHAPES.sub(REDACTED, text)
+
+
+def _strings(node: Any, key: str) -> Iterator[tuple[str, str]]:
+    """(dotted key, value) of every string in a plain config tree (keys count as values)."""
+    if isinstance(node, str):
+        yield key, node
+    elif isinstance(node, Mapping):
+        for k, v in node.items():
+            child = f"{key}.{k}" if key else str(k)
+            yield child, str(k)
+            yield from _strings(v, child)
+    elif isinstance(node, list | tuple):
+        for i, v in enumerate(node):
+            yield from _strings(v, f"{key}[{i}]")
+
+
+def check_no_secrets(tree: Mapping[str, Any]) -> None:
+    """A ``ConfigError`` naming the first key whose value looks like an API key or token.
+
+    The value is not shown. A key belongs in an environment variable whose NAME a model's
+    ``api_key_env`` gives; the resolved config is written beside the results.
+    """
+    for key, text in _strings(tree, ""):
+        if looks_like_secret(text):
+            raise ConfigError(
+                f"{key} holds a value that looks like an API key or token (not shown): keys "
+                "never go into the config, which is written beside the results. Export the key "
+                "in an environment variable and give its NAME in models.<model>.api_key_env "
+                "(e.g. OPENAI_API_KEY)"
+            )
+
+
+#: the NAME of an environment variable (what ``api_key_env`` holds)
+_ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_env_var_name(key: str, value: str) -> str:
+    """``value`` as an environment variable's name, else a ``ConfigError`` that does not show
+    the value (someone who typed the key itself there must not see it echoed into a log)."""
+    if not _ENV_VAR_NAME.match(value) or looks_like_secret(value):
+        raise ConfigError(
+            f"{key} must be the NAME of an environment variable (letters, digits and '_', e.g. "
+            "OPENAI_API_KEY), never the key itself; the value given is not shown"
+        )
+    return value
+
+
+#: what a model's ``base_url`` may use
+URL_SCHEMES = ("http", "https")
+
+
+def check_base_url(key: str, value: str) -> str:
+    """``value`` as an endpoint the call layer may send requests (and a key) to, else a
+    ``ConfigError`` naming ``key``: an absolute http(s) URL with a host, no credentials in it,
+    and no link-local address (169.254.0.0/16, fe80::/10: cloud metadata services answer
+    there, and a request carrying a key must never reach them)."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port  # a malformed port raises here
+    except ValueError as err:
+        raise ConfigError(f"{key}: not a URL ({err})") from None
+    del port
+    if parts.scheme.lower() not in URL_SCHEMES:
+        raise ConfigError(
+            f"{key}: scheme '{parts.scheme or '(none)'}' is not allowed; an OpenAI-compatible "
+            "endpoint is an http:// or https:// URL, e.g. https://api.openai.com/v1"
+        )
+    if not parts.hostname:
+        raise ConfigError(f"{key}: the URL has no host (e.g. http://127.0.0.1:8000/v1)")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"{key}: credentials inside the URL are not allowed (they would be written to the "
+            "resolved config and logs); give the key through models.<model>.api_key_env"
+        )
+    try:
+        address = ipaddress.ip_address(parts.hostname)
+    except ValueError:
+        address = None
+    if address is not None and address.is_link_local:
+        raise ConfigError(
+            f"{key}: {parts.hostname} is a link-local address (where cloud metadata services "
+            "answer); no model endpoint is there"
+        )
+    return value
 
 
 class CiMethod(StrEnum):
@@ -255,6 +420,9 @@ class DataConfig:
     description: str
     models: list[str]
 
+    def __post_init__(self) -> None:
+        check_path_component("data.name", self.name)
+
 
 @dataclass
 class RunConfig:
@@ -337,6 +505,9 @@ class PromptsConfig:
     no_context_judge: PromptTemplate
     answer_formats: AnswerFormats
     repair: RepairPrompts
+
+    def __post_init__(self) -> None:
+        check_path_component("prompts.version", self.version)
 
 
 def _check_caps(section: str, caps: Mapping[str, int]) -> None:
@@ -604,6 +775,14 @@ class ModelSpec:
     api_model: str | None = None
     description: str | None = None
 
+    def check(self, name: str) -> None:
+        """The checks of one entry that need its name (called by :class:`Config`)."""
+        check_model_name(f"models.{name}", name)
+        if self.api_key_env is not None:
+            check_env_var_name(f"models.{name}.api_key_env", self.api_key_env)
+        if self.base_url is not None:
+            check_base_url(f"models.{name}.base_url", self.base_url)
+
 
 @dataclass
 class Config:
@@ -619,6 +798,10 @@ class Config:
     llm: LlmConfig
     study: StudyConfig
     models: dict[str, ModelSpec]
+
+    def __post_init__(self) -> None:
+        for name, spec in self.models.items():
+            spec.check(name)
 
 
 def _hints(cls: type) -> dict[str, Any]:

@@ -68,8 +68,8 @@ def parse_overrides(overrides: str | list[str] | None) -> list[str]:
         return shlex.split(text)
     except ValueError as err:
         raise ConfigError(
-            f"cannot split overrides {text!r}: {err}. Quote a value with spaces or ':' as a "
-            "whole and balance the quotes, e.g.\n"
+            f"cannot split overrides {settings.redact_secrets(repr(text))}: {err}. Quote a "
+            "value with spaces or ':' as a whole and balance the quotes, e.g.\n"
             "  snakemake --config overrides=\"paper.title='A: B' stats.n_boot=500\"\n"
             "or list the overrides one per item in a --configfile (README 'Overriding the "
             "config')."
@@ -152,7 +152,8 @@ def compose_typed(
 
     The root defaults list starts with the registered schema, so Hydra checks every key and
     type while composing; ``OmegaConf.to_object`` then runs the range checks. Every problem
-    is a :class:`ConfigError` naming the key, here, before any job starts.
+    is a :class:`ConfigError` naming the key, here, before any job starts. No value may look
+    like an API key or token (``settings.check_no_secrets``), and no message shows one.
     """
     register_schema()
     config_dir = (config_dir or REPO_ROOT / "config").resolve()
@@ -160,22 +161,27 @@ def compose_typed(
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
             cfg = compose(config_name="config", overrides=tokens)
-        typed = OmegaConf.to_object(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True, enum_to_str=True)
+        settings.check_no_secrets(plain)
+        typed = OmegaConf.to_object(cfg)
         # a forced append (`+stats.nboot=5`) slips past struct mode; the schema walk does not
         settings.from_params(settings.Config, plain, "")
     except OverrideParseException as err:
         raise ConfigError(
-            f"cannot parse the overrides {tokens}: {err}\nQuote a value with spaces or ':' "
-            "as a whole with balanced quotes, e.g. paper.title='A: B' (README 'Overriding the "
-            "config')."
-        ) from err
+            settings.redact_secrets(
+                f"cannot parse the overrides {tokens}: {err}\nQuote a value with spaces or ':' "
+                "as a whole with balanced quotes, e.g. paper.title='A: B' (README 'Overriding "
+                "the config')."
+            )
+        ) from None
     except (HydraException, OmegaConfBaseException, ConfigError) as err:
         explained = _schema_error(err) or ConfigError(str(err))
         raise ConfigError(
-            f"invalid configuration (overrides: {tokens or 'none'}): {explained}\n"
-            "Keys and groups are listed in config/; see README 'Overriding the config'."
-        ) from err
+            settings.redact_secrets(
+                f"invalid configuration (overrides: {tokens or 'none'}): {explained}\n"
+                "Keys and groups are listed in config/; see README 'Overriding the config'."
+            )
+        ) from None
     assert isinstance(typed, settings.Config) and isinstance(plain, dict)
     return typed, plain
 

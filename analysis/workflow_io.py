@@ -22,10 +22,20 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from analysis.provenance import merge_record_files
+from analysis.settings import redact_secrets
 
 if TYPE_CHECKING:
     from analysis.figures.estimates import Records
     from analysis.figures.style import StudyFigure
+
+
+class SecretRedactor(logging.Formatter):
+    """A formatter whose lines show no API key or token: anything shaped like one
+    (``settings.SECRET_SHAPES``: ``sk-``, ``hf_``, ``gsk_``, bearer tokens, ...) is replaced
+    by ``[REDACTED]``, in the message and in a traceback alike."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_secrets(super().format(record))
 
 
 @contextlib.contextmanager
@@ -35,15 +45,18 @@ def rule_logging(smk: Any) -> Iterator[logging.Logger]:
     It also gives the job's ``threads`` to the OpenMP libraries the script loads from here on
     (torch, for MiniLM), as Snakemake does for ``shell:`` rules but not for scripts: otherwise
     torch takes every core of the machine whatever the job was given, and jobs that run side by
-    side (``--cores``, a cluster node) compete for the same cores.
+    side (``--cores``, a cluster node) compete for the same cores. No line it writes shows a
+    value shaped like an API key (:class:`SecretRedactor`).
     """
     os.environ["OMP_NUM_THREADS"] = str(max(int(smk.threads), 1))
     log_path = Path(smk.log[0])
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(SecretRedactor("%(levelname)s %(name)s: %(message)s"))
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(SecretRedactor())
     root = logging.getLogger()
-    root.handlers = [handler, logging.StreamHandler(sys.stderr)]
+    root.handlers = [handler, console]
     root.setLevel(logging.INFO)
     logger = logging.getLogger(f"rule.{smk.rule}")
     try:

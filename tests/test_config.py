@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -142,3 +143,185 @@ def test_code_hash_reads_the_same_imports_as_the_python_parser() -> None:
         str(p.relative_to(REPO_ROOT)): _imports_by_parser(p) ^ _project_imports(p) for p in files
     }
     assert not {k: v for k, v in differ.items() if v}
+
+
+# ---------------------------------------------------------------- values that leave the config
+
+#: one planted value of each credential shape (none is a real key)
+SECRET_SHAPES = {
+    "openai": "sk-proj-4fJ9aXc2Lm7QeR1tYu8IoP3s",
+    "anthropic": "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm",
+    "huggingface": "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345",
+    "groq": "gsk_Q1w2E3r4T5y6U7i8O9p0AsDfGhJk",
+    "github": "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6",
+    "google": "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "bearer": "Bearer eyJhbGciOiJIUzI1NiJ9.payload",
+}
+
+
+def _refused(overrides: list[str]) -> str:
+    with pytest.raises(ConfigError) as err:
+        compose_config(overrides)
+    assert err.value.__cause__ is None  # a chained error would print the value in a traceback
+    return str(err.value)
+
+
+@pytest.mark.parametrize(
+    "value", ["..", "../../outside", "a/b", "a\\b", ".hidden", "-rf", "two words", "", "x" * 129]
+)
+def test_a_path_component_is_one_safe_component(value: str) -> None:
+    from analysis.settings import check_path_component
+
+    with pytest.raises(ConfigError, match="data.name=.* cannot name a folder"):
+        check_path_component("data.name", value)
+
+
+def test_safe_component_accepts_the_shipped_names() -> None:
+    from analysis.settings import check_path_component
+
+    for name in ("bundled", "annotation_tool", "sim-scale-10", "v1", "smollm2-135m", "gpt-5.4"):
+        assert check_path_component("data.name", name) == name
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [("data.name=..", "data.name"), ("prompts.version=../v1", "prompts.version")],
+)
+def test_values_that_become_folder_names_are_refused_at_composition(
+    override: str, key: str
+) -> None:
+    """``data.name=..`` put outputs outside results/ and let the paper build's clean-up reach
+    paper/ itself: every value that becomes a folder name is checked when the config is
+    composed (model names below, variant names by the same ``check_path_component``)."""
+    message = _refused([override])
+    assert f"{key}=" in message and "cannot name a folder" in message
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", ".hidden", "Upper-Case", ""])
+def test_a_model_name_is_a_safe_lowercase_component(name: str) -> None:
+    from analysis import settings
+
+    plain = compose_config()
+    plain["models"] = {name: {"base_url": "http://127.0.0.1:8000/v1"}}
+    with pytest.raises(ConfigError, match=f"models.{re.escape(name)}"):
+        settings.from_params(settings.Config, plain, "")
+
+
+@pytest.mark.parametrize("shape", sorted(SECRET_SHAPES))
+def test_every_credential_shape_is_recognized_and_never_shown(shape: str) -> None:
+    from analysis.settings import check_env_var_name, check_no_secrets, redact_secrets
+
+    secret = SECRET_SHAPES[shape]
+    tree = {"paper": {"title": f"note {secret} end"}, "models": {"m": {"api_key_env": "K"}}}
+    with pytest.raises(ConfigError, match="paper.title holds a value that looks like") as err:
+        check_no_secrets(tree)
+    assert secret.split()[-1][:12] not in str(err.value)
+    with pytest.raises(ConfigError, match="api_key_env must be the NAME") as err:
+        check_env_var_name("models.m.api_key_env", secret)
+    assert secret.split()[-1][:12] not in str(err.value)
+    assert redact_secrets(f"x {secret} y") == "x [REDACTED] y"
+
+
+def test_ordinary_text_is_not_taken_for_a_key() -> None:
+    from analysis.settings import looks_like_secret
+
+    for text in ("task-specific prompts", "risk-assessment-of-the-user", "hf_small", "Bearer of"):
+        assert not looks_like_secret(text), text
+
+
+def test_a_key_typed_into_api_key_env_is_refused_at_composition_without_showing_it() -> None:
+    secret = SECRET_SHAPES["huggingface"]  # a valid variable name: refused for its shape
+    message = _refused([f"models.smollm2-135m.api_key_env={secret}"])
+    assert "models.smollm2-135m.api_key_env" in message and secret[3:] not in message
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        (f"paper.title='Our study {SECRET_SHAPES['openai']}'", "paper.title"),
+        (f"+models.smollm2-135m.params.user='{SECRET_SHAPES['bearer']}'", "params.user"),
+    ],
+)
+def test_a_value_shaped_like_a_key_is_refused_anywhere_in_the_config(
+    override: str, key: str
+) -> None:
+    """Whatever key it is typed into, a credential never reaches the resolved config, a rule
+    param, a record or the report: composition refuses it, naming the key, not the value."""
+    message = _refused([override])
+    assert key in message and "looks like an API key or token" in message
+    assert not any(v.split()[-1][:12] in message for v in SECRET_SHAPES.values())
+
+
+def test_an_environment_variable_name_is_accepted() -> None:
+    cfg = compose_config(["models.smollm2-135m.api_key_env=OPENAI_API_KEY"])
+    assert cfg["models"]["smollm2-135m"]["api_key_env"] == "OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        ("file:///etc/passwd", "scheme 'file'"),
+        ("ftp://example.org/v1", "scheme 'ftp'"),
+        ("127.0.0.1:8000/v1", "scheme"),
+        ("http://169.254.169.254/latest", "link-local"),
+        ("http://[fe80::1]/v1", "link-local"),
+        ("https://user:pw@api.example.org/v1", "credentials"),
+        ("http:///v1", "no host"),
+    ],
+)
+def test_a_base_url_other_than_an_http_endpoint_is_refused(url: str, needle: str) -> None:
+    from analysis.settings import check_base_url
+
+    with pytest.raises(ConfigError, match=needle):
+        check_base_url("models.m.base_url", url)
+
+
+def test_base_urls_are_checked_at_composition() -> None:
+    message = _refused(["models.smollm2-135m.base_url='file:///etc/passwd'"])
+    assert "models.smollm2-135m.base_url: scheme 'file'" in message
+    good = "https://api.openai.com/v1"
+    cfg = compose_config([f"models.smollm2-135m.base_url='{good}'"])
+    assert cfg["models"]["smollm2-135m"]["base_url"] == good
+
+
+def test_snakemake_refuses_a_planted_key_before_any_job_and_never_prints_it(
+    workflow_copy: Path,
+) -> None:
+    secret = SECRET_SHAPES["openai"]
+    proc = run_snakemake(
+        workflow_copy,
+        "-n",
+        "--config",
+        f"overrides=llm=record models.smollm2-135m.api_key_env={secret}",
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert "models.smollm2-135m.api_key_env" in output and secret[3:] not in output
+    assert not (workflow_copy / "results" / "bundled" / "config.yaml").exists()
+    logs = [p for p in (workflow_copy / ".snakemake").rglob("*") if p.is_file()]
+    assert all(secret[3:].encode() not in p.read_bytes() for p in logs)
+
+
+def test_rule_logs_redact_every_credential_shape(tmp_path: Path) -> None:
+    """A key that reaches a log line some other way (an endpoint's echo, a data file) is shown
+    as [REDACTED] in the rule's log."""
+    import logging
+    from types import SimpleNamespace
+
+    from analysis.workflow_io import rule_logging
+
+    smk = SimpleNamespace(threads=1, log=[str(tmp_path / "rule.log")], rule="demo")
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        with rule_logging(smk) as log:
+            for shape, secret in SECRET_SHAPES.items():
+                log.info("endpoint said %s: %s", shape, secret)
+    finally:
+        root.handlers, root.level = handlers, level
+    text = (tmp_path / "rule.log").read_text()
+    assert text.count("[REDACTED]") == len(SECRET_SHAPES)
+    assert not any(secret.split()[-1] in text for secret in SECRET_SHAPES.values())

@@ -10,13 +10,15 @@ where it happens to run today or how it is paid for.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit
 
-#: normalized model ids and stage names become folder names of the call store
-SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+from analysis.settings import MODEL_NAME, ConfigError, check_base_url, check_env_var_name
+
+#: normalized model ids and stage names become folder names of the call store (the same rule
+#: composition applies to model names: ``settings.check_model_name``)
+SAFE_NAME = MODEL_NAME
 
 #: hosts whose port is incidental: a local server is the same endpoint on any port
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
@@ -76,13 +78,13 @@ class ModelSpec:
                 )
             if not (self.server.get("file") or self.server.get("path")):
                 raise ModelConfigError(f"model '{self.name}': server needs 'file' or 'path'")
-        if self.api_key_env is not None and not re.match(
-            r"^[A-Za-z_][A-Za-z0-9_]*$", self.api_key_env
-        ):
-            raise ModelConfigError(
-                f"model '{self.name}': api_key_env must be the NAME of an environment "
-                "variable (e.g. OPENAI_API_KEY), never the key itself"
-            )
+        try:  # the checks composition makes, again for a spec built in code
+            if self.api_key_env is not None:
+                check_env_var_name(f"model '{self.name}': api_key_env", self.api_key_env)
+            if self.base_url is not None:
+                check_base_url(f"model '{self.name}': base_url", self.base_url)
+        except ConfigError as err:
+            raise ModelConfigError(str(err)) from None
         if self.max_concurrency < 1:
             raise ModelConfigError(f"model '{self.name}': max_concurrency must be >= 1")
         if not 0.0 <= self.price_batch_discount <= 1.0:

@@ -2,7 +2,11 @@
 
 ``SOURCE_DATE_EPOCH`` with ``FORCE_SOURCE_DATE=1`` fixes every date pdfTeX writes (creation
 date, ``\\today``, the trailer id), so two builds from the same sources give the same bytes.
-The build folder is emptied first: a stale ``.aux`` from another dataset must not leak in.
+latexmk works in a folder of its own (``workdir``, by default ``latex/`` beside the PDF; the
+paper rule declares it as an output), which is emptied first so no stale ``.aux`` leaks in; the
+PDF is then moved to its place and its ``.aux`` copied beside it (the audit site reads it).
+Nothing else is removed: the build folder holds other rules' outputs (the audit site), and no
+path derived from config can make the clean-up reach them.
 Each dataset has its own generated sources (``paper/generated/<dataset>/``) and build folder
 (``paper/build/<dataset>/``), so a real-data build never overwrites the bundled one: the one
 hand-written ``main.tex`` finds the dataset's generated files through ``\\GeneratedDir``, which
@@ -66,17 +70,24 @@ def compile_paper(
     source_date_epoch: int,
     log: logging.Logger | None = None,
     timeout: int = 600,
+    workdir: Path | str | None = None,
 ) -> Path:
-    """Build ``main_tex`` into ``out_pdf`` (whose folder is the build folder) with latexmk.
+    """Build ``main_tex`` into ``out_pdf`` with latexmk, working in ``workdir``.
 
     ``generated`` is the folder of the dataset's generated sources; ``main.tex`` and its
     sections ``\\input{\\GeneratedDir/...}`` from it. latexmk's whole output goes to ``log``
-    (the rule's log file in the workflow).
+    (the rule's log file in the workflow); its LaTeX log stays in ``workdir`` (default
+    ``<PDF folder>/latex``), the only folder this function empties: it refuses one that holds
+    the sources, the generated files or the PDF.
     """
     main_tex = Path(main_tex).resolve()
     out_pdf = Path(out_pdf).resolve()
-    generated_dir = os.path.relpath(Path(generated).resolve(), main_tex.parent).replace(os.sep, "/")
-    build = out_pdf.parent
+    generated_path = Path(generated).resolve()
+    generated_dir = os.path.relpath(generated_path, main_tex.parent).replace(os.sep, "/")
+    build = Path(workdir).resolve() if workdir is not None else out_pdf.parent / "latex"
+    for kept in (main_tex, generated_path, out_pdf):
+        if build == kept or build in kept.parents:
+            raise ValueError(f"the LaTeX work folder {build} would hold {kept}: it is emptied")
     if shutil.which("latexmk") is None:
         raise LatexError(
             "latexmk is not installed; install TeX Live (see README: make install-tex)"
@@ -84,6 +95,7 @@ def compile_paper(
     if build.exists():
         shutil.rmtree(build)
     build.mkdir(parents=True)
+    out_pdf.parent.mkdir(parents=True, exist_ok=True)
     env = dict(
         os.environ,
         SOURCE_DATE_EPOCH=str(int(source_date_epoch)),
@@ -114,7 +126,8 @@ def compile_paper(
     output = f"$ {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
     if log is not None:
         log.info("latexmk output:\n%s", output)
-    if proc.returncode != 0 or not out_pdf.is_file():
+    built = build / out_pdf.name
+    if proc.returncode != 0 or not built.is_file():
         tex_log = build / f"{out_pdf.stem}.log"
         text = tex_log.read_text(encoding="utf-8", errors="replace") if tex_log.is_file() else ""
         errors = latex_errors(text) or latex_errors(output) or [output[-2000:]]
@@ -123,4 +136,7 @@ def compile_paper(
             + "\n  ".join(errors)
             + f"\nfull LaTeX log: {tex_log}"
         )
+    os.replace(built, out_pdf)
+    # the labels' numbers and pages, which the audit site links to, beside the PDF
+    shutil.copyfile(build / f"{out_pdf.stem}.aux", out_pdf.with_suffix(".aux"))
     return out_pdf

@@ -72,10 +72,10 @@ class PromptSet:
 
     @classmethod
     def from_config(cls, cfg: PromptsConfig) -> PromptSet:
-        """Build from the typed ``prompts`` settings; every template must be non-empty."""
-        version = str(cfg.version or "")
-        if not version:
-            raise PromptError("prompts: 'version' is empty; it is part of every call key")
+        """Build from the typed ``prompts`` settings; every template must be non-empty (the
+        version, part of every call key and of output file names, is checked by the settings
+        type: ``settings.check_path_component``)."""
+        version = cfg.version
         templates: dict[str, dict[str, str]] = {}
         for name in TEMPLATE_NAMES:
             template = getattr(cfg, name)

@@ -223,3 +223,30 @@ def test_two_datasets_build_side_by_side(tmp_path: Path) -> None:
     assert "Built from bundled." in pdf_text(pdfs["bundled"])
     assert "Built from realdata." in pdf_text(pdfs["realdata"])
     assert not (paper / "build" / "paper.pdf").exists()
+
+
+def test_the_build_removes_nothing_but_its_own_latex_folder(tmp_path: Path) -> None:
+    """The build folder holds other rules' outputs (the audit site): compiling empties only
+    latexmk's own work folder (declared by the paper rule), and refuses a work folder that
+    would hold the sources (with data.name=.. the build folder was paper/ itself)."""
+    main = minimal_paper(tmp_path)
+    build_dir = main.parent / "build" / "test"
+    (build_dir / "site").mkdir(parents=True)
+    (build_dir / "site" / "index.html").write_text("<p>another rule's output</p>")
+    (build_dir / "latex").mkdir()
+    (build_dir / "latex" / "stale.aux").write_text("\\relax")
+    pdf = build(main)
+    assert pdf == build_dir / "paper.pdf" and pdf.is_file()
+    assert (build_dir / "site" / "index.html").read_text() == "<p>another rule's output</p>"
+    assert not (build_dir / "latex" / "stale.aux").exists()
+    assert (build_dir / "latex" / "paper.log").is_file()
+    sources = sorted(p.relative_to(main.parent) for p in main.parent.rglob("*.tex"))
+    with pytest.raises(ValueError, match="would hold"):
+        compile_paper(
+            main,
+            main.parent / "build" / "test" / "paper.pdf",
+            generated=main.parent / "generated" / "test",
+            source_date_epoch=EPOCH,
+            workdir=main.parent,
+        )
+    assert sorted(p.relative_to(main.parent) for p in main.parent.rglob("*.tex")) == sources

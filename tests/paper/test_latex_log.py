@@ -2,7 +2,7 @@
 
 A float too large for its page hides its last rows; an overfull box runs text into the margin.
 Both are silent in a build that succeeds, so this test reads the log the build left
-(``paper/build/<dataset>/paper.log``, written by ``analysis.paper.compile``) and fails on any
+(``paper/build/<dataset>/latex/paper.log``, written by ``analysis.paper.compile``) and fails on any
 "Float too large" and any overfull box wider or higher than 1 pt, naming the file it follows.
 """
 
@@ -17,7 +17,7 @@ from analysis.paper.compile import layout_defects
 
 def log_defects(repo: Path, dataset: str) -> list[str]:
     """The layout defects of a build's LaTeX log (also used by the real-data build's test)."""
-    log = repo / "paper" / "build" / dataset / "paper.log"
+    log = repo / "paper" / "build" / dataset / "latex" / "paper.log"
     return layout_defects(log.read_text(encoding="utf-8", errors="replace"))
 
 

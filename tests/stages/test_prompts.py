@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from analysis.llm.calls import call_key
-from analysis.settings import AnswerFormat, PromptTemplate
+from analysis.settings import AnswerFormat, ConfigError, PromptTemplate
 from analysis.stages.prompts import (
     CUT_MARK,
     TEMPLATE_NAMES,
@@ -83,8 +83,8 @@ def test_missing_and_unused_fields_are_errors(prompts: PromptSet) -> None:
 
 def test_empty_template_or_version_is_rejected() -> None:
     cfg = prompts_config()
-    with pytest.raises(PromptError, match="version"):
-        PromptSet.from_config(dataclasses.replace(cfg, version=""))
+    with pytest.raises(ConfigError, match="prompts.version=''"):  # it names output files
+        dataclasses.replace(cfg, version="")
     with pytest.raises(PromptError, match="relevance.user"):
         PromptSet.from_config(
             dataclasses.replace(cfg, relevance=PromptTemplate(system="s", user=" "))

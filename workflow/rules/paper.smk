@@ -236,6 +236,7 @@ rule paper_pdf:
             category="Paper",
         ),
         aux=f"{PAPER_BUILD}/paper.aux",
+        latex=directory(f"{PAPER_BUILD}/latex"),
     log:
         f"{LOGS}/paper_pdf.log",
     benchmark:

@@ -15,5 +15,6 @@ with rule_logging(snakemake) as log:
         generated=Path(snakemake.input.numbers).parent,
         source_date_epoch=snakemake.params.cfg["paper.source_date_epoch"],
         log=log,
+        workdir=snakemake.output.latex,
     )
     log.info("wrote %s", pdf)
