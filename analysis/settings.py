@@ -419,6 +419,10 @@ class DataConfig:
     simulated: bool
     description: str
     models: list[str]
+    #: groups of annotator ids that differ only in case yet are different people
+    distinct_annotators: list[list[str]]
+    #: groups of pilot attribute texts that differ only in case or space yet are different
+    distinct_attributes: list[list[str]]
 
     def __post_init__(self) -> None:
         check_path_component("data.name", self.name)

@@ -76,6 +76,26 @@ def parse_overrides(overrides: str | list[str] | None) -> list[str]:
         ) from err
 
 
+def hydra_token(token: str) -> str:
+    """An override whose value holds non-ASCII characters, quoted for Hydra's lexer.
+
+    Hydra's grammar accepts only ASCII in an unquoted value (``data.root=/data/données`` fails
+    with ``LexerNoViableAltException``), and the shell has already removed the quotes a user
+    typed (``overrides="data.root='/data/données'"``). Such a value is quoted here, so a path
+    with any characters works as typed; a value already quoted, a list or a mapping is left as
+    it is.
+    """
+    key, sep, value = token.partition("=")
+    if not sep or value.isascii() or value[:1] in ("'", '"', "[", "{"):
+        return token
+    quote = "'" if "'" not in value else '"' if '"' not in value else None
+    if quote is None:
+        quote, value = "'", value.replace("'", "\\'")
+    if value.endswith("\\"):  # a backslash before the closing quote would escape it
+        value += "\\"
+    return f"{key}={quote}{value}{quote}"
+
+
 def overrides_from_snakemake(config: Mapping[str, Any]) -> list[str]:
     """The overrides of Snakemake's ``config`` dict; any other key is an error.
 
@@ -157,7 +177,7 @@ def compose_typed(
     """
     register_schema()
     config_dir = (config_dir or REPO_ROOT / "config").resolve()
-    tokens = parse_overrides(overrides)
+    tokens = [hydra_token(t) for t in parse_overrides(overrides)]
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
             cfg = compose(config_name="config", overrides=tokens)

@@ -325,3 +325,28 @@ def test_rule_logs_redact_every_credential_shape(tmp_path: Path) -> None:
     text = (tmp_path / "rule.log").read_text()
     assert text.count("[REDACTED]") == len(SECRET_SHAPES)
     assert not any(secret.split()[-1] in text for secret in SECRET_SHAPES.values())
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "data=annotation_tool data.root=/data/données/annotation-tool",
+        "data=annotation_tool data.root='/data/données/annotation-tool'",  # quotes, as suggested
+        'data=annotation_tool data.root="/data/données/annotation-tool"',
+    ],
+)
+def test_a_data_root_with_non_ascii_characters_composes_as_typed(typed: str) -> None:
+    """Hydra's lexer refused any non-ASCII character in an unquoted value, and the shell had
+    removed the quotes its error suggested; such a value is now quoted for Hydra."""
+    cfg = compose_config(typed)
+    assert cfg["data"]["root"] == "/data/données/annotation-tool"
+
+
+def test_non_ascii_values_are_quoted_for_hydra_only_when_needed() -> None:
+    from analysis.workflow_config import hydra_token
+
+    assert hydra_token("data.root=/plain/path") == "data.root=/plain/path"
+    assert hydra_token("data.root=/données") == "data.root='/données'"
+    assert hydra_token("data.root=/l'été") == 'data.root="/l\'été"'
+    assert hydra_token("data.root='/données'") == "data.root='/données'"
+    assert hydra_token("stages.stage2.voters=[modèle]") == "stages.stage2.voters=[modèle]"

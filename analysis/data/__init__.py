@@ -31,12 +31,19 @@ def resolve_root(root: str | Path, base: str | Path) -> Path:
 
 
 def read_dataset(
-    adapter: str, root: Path | str, known_models: Sequence[str] = ()
+    adapter: str,
+    root: Path | str,
+    known_models: Sequence[str] = (),
+    *,
+    distinct_annotators: Sequence[Sequence[str]] = (),
+    distinct_attributes: Sequence[Sequence[str]] = (),
 ) -> AdapterResult:
     """Read a raw dataset with the named adapter (``data.adapter``).
 
     ``known_models`` (``data.models``) are model raters the dataset holds besides the study's
-    five; a model file whose name nearly spells one of either is an error.
+    five; a model file whose name nearly spells one of either is an error. The ``distinct_*``
+    groups (``data.distinct_annotators``, ``data.distinct_attributes``) list spellings that
+    differ only in case or surrounding space yet name different annotators or attributes.
     """
     if adapter != ADAPTER:
         raise ValueError(f"unknown data.adapter {adapter!r}; known: [{ADAPTER!r}]")
@@ -44,4 +51,9 @@ def read_dataset(
     # parse, and the adapter brings pandas and pandera (about a second per snakemake start)
     from analysis.data.annotation_tool import read_annotation_tool
 
-    return read_annotation_tool(Path(root), known_models)
+    return read_annotation_tool(
+        Path(root),
+        known_models,
+        distinct_annotators=distinct_annotators,
+        distinct_attributes=distinct_attributes,
+    )

@@ -44,6 +44,7 @@ from analysis.data.judgment_files import (
     read_model_votes,
 )
 from analysis.data.layout import Layout, discover
+from analysis.data.near_misses import Place, check_annotators, check_pilot_attributes
 from analysis.data.raters import near_miss, normalize_model_id
 from analysis.data.schemas import TABLE_NAMES, make_table, validate_tables
 from analysis.data.vocabulary import STUDY_MODELS
@@ -112,6 +113,16 @@ def _check_model_files(layout: Layout, known_models: Sequence[str]) -> None:
                 "beside it; if this is another model, list it in the dataset config's "
                 f"data.models (known: {sorted(known)})",
             )
+
+
+def _annotator_spellings(layout: Layout) -> dict[str, Place]:
+    """Each annotator id as its files spell it (the snapshot's underscore padding removed),
+    with the first file that does."""
+    spellings: dict[str, Place] = {}
+    for af in layout.annotations:
+        spelling = af.annotator.rstrip("_")
+        spellings.setdefault(spelling, Place(af.rel, None, "annotator (file name)"))
+    return spellings
 
 
 #: collector field -> the canonical table its entries become
@@ -244,11 +255,20 @@ def _prompts_table(b: RowCollector) -> list[dict[str, Any]]:
     return rows
 
 
-def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> AdapterResult:
+def read_annotation_tool(
+    root: Path | str,
+    known_models: Sequence[str] = (),
+    *,
+    distinct_annotators: Sequence[Sequence[str]] = (),
+    distinct_attributes: Sequence[Sequence[str]] = (),
+) -> AdapterResult:
     """Read a folder in the annotation-tool layout into validated canonical tables.
 
     Raises :class:`DataError` (file, line, field) on malformed input; the returned
     ``skipped`` list holds every record the tool is known to write without a usable judgment.
+    Annotator ids and pilot attribute texts that differ only in case or surrounding space are
+    errors unless ``distinct_annotators`` / ``distinct_attributes`` (``data.*`` of the dataset
+    config) list them (:mod:`analysis.data.near_misses`).
     """
     root = Path(root)
     layout = discover(root)
@@ -260,6 +280,7 @@ def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> 
             "no extracted/task5_items.jsonl: not an annotation-tool folder (set data.root)",
         )
     _check_model_files(layout, known_models)
+    check_annotators(_annotator_spellings(layout), distinct_annotators)
     b = RowCollector()
     src = _Sources(b, layout)
     for task, reader in ((4, read_stage1_items), (5, read_stage2_items), (6, read_stage3_items)):
@@ -284,6 +305,7 @@ def read_annotation_tool(root: Path | str, known_models: Sequence[str] = ()) -> 
         if 6 not in layout.items:
             raise DataError(mf.rel, None, None, "judge ratings but no extracted/task6_items.jsonl")
         src.read(mf.rel, read_judges, b, mf, items_task=6)
+    check_pilot_attributes(b.pilot_texts, distinct_attributes)
     _check_coverage(b, layout)
     rows: dict[str, list[dict[str, Any]]] = {
         "users": _users_table(b),

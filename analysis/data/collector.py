@@ -14,6 +14,7 @@ from typing import Any
 from analysis.data import ids
 from analysis.data.errors import SkippedRecord
 from analysis.data.jsonl import Rec
+from analysis.data.near_misses import Place
 from analysis.data.raters import normalize_model_id
 
 
@@ -69,9 +70,16 @@ class RowCollector:
     stage3_items: list[Stage3Item] = field(default_factory=list)
     pilot_samples: dict[int, tuple[str, int, str]] = field(default_factory=dict)
     annotation_records: dict[tuple[int, str, int], str] = field(default_factory=dict)
+    #: (user, prompt) of a pilot pair -> attribute text -> every place a vote names it
+    pilot_texts: dict[tuple[str, str], dict[str, list[Place]]] = field(default_factory=dict)
     item_lines: dict[int, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ small helpers
+    def note_pilot_text(self, rec: Rec, key: str, user_id: str, prompt: str, text: str) -> None:
+        """Remember where a pilot vote names an attribute text (``near_misses`` checks them)."""
+        place = Place(rec.file, rec.line, rec.where(key))
+        self.pilot_texts.setdefault((user_id, prompt), {}).setdefault(text, []).append(place)
+
     def skip(self, rec: Rec, key: str | None, kind: str, reason: str) -> None:
         self.skipped.append(SkippedRecord(rec.file, rec.line, rec.where(key), kind, reason))
 

@@ -19,6 +19,7 @@ from analysis.data.collector import RowCollector, Stage3Item
 from analysis.data.items_files import pair_prompt_index
 from analysis.data.jsonl import Rec, read_jsonl
 from analysis.data.layout import AnnotationFile, ModelFile
+from analysis.data.near_misses import folded
 from analysis.data.raters import normalize_human_rater, normalize_model_id
 from analysis.data.schemas import GRADED_LABELS
 from analysis.data.vocabulary import ACCEPTED, FLAG_REASONS, TOOL_STAGE1_LABELS
@@ -191,15 +192,26 @@ def _stage2_pair(
 
 
 def _stage2_attribute(
-    b: RowCollector, node: Rec, pair: Any | None, index: int, user_id: str, text: str
+    b: RowCollector,
+    node: Rec,
+    pair: Any | None,
+    index: int,
+    user_id: str,
+    prompt: str,
+    text: str,
 ) -> str:
     """The attribute id a stage-2 vote is about: one of the task-5 item's profile attributes,
     or (pilot rounds) an attribute the record itself introduces."""
     if pair is None:
+        b.note_pilot_text(node, "attribute", user_id, prompt, text)
         return b.add_attribute(node, user_id, text, "stage2_pilot")
     aid = pair.attributes.get(text)
     if aid is None:
-        raise node.error("attribute", f"not a profile attribute of item {index} of task5_items")
+        near = [t for t in pair.attributes if folded(t) == folded(text)]
+        hint = f" ({near[0]!r} is, once whitespace and case are normalized)" if near else ""
+        raise node.error(
+            "attribute", f"not a profile attribute of item {index} of task5_items{hint}"
+        )
     return aid
 
 
@@ -243,7 +255,7 @@ def _stage2_record(b: RowCollector, rec: Rec, task: int, index: int, rater: str,
                 b.skip(judgment, "relevant", "null_label", "relevant is null")
                 continue
             vote = value
-        aid = _stage2_attribute(b, judgment, pair, index, user_id, text)
+        aid = _stage2_attribute(b, judgment, pair, index, user_id, prompt, text)
         b.add_vote(
             judgment,
             "attribute",
@@ -345,7 +357,7 @@ def read_model_votes(b: RowCollector, mf: ModelFile) -> None:
             if vote is None:
                 b.skip(v, "relevant", "null_label", "relevant is null")
                 continue
-            aid = _stage2_attribute(b, v, pair, index, user_id, text)
+            aid = _stage2_attribute(b, v, pair, index, user_id, prompt, text)
             b.add_vote(
                 v,
                 "relevant",
@@ -397,6 +409,7 @@ def read_classifier_set(b: RowCollector, path: Path, rel: str) -> None:
         yes_rate = rec.req("human_yes_rate", float)
         if not 0.0 <= yes_rate <= 1.0:
             raise rec.error("human_yes_rate", f"{yes_rate} not in [0, 1]")
+        b.note_pilot_text(rec, "attribute", user_id, prompt, text)
         aid = b.add_attribute(rec, user_id, text, "stage2_pilot")
         b.add_vote(
             rec,

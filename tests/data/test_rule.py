@@ -1,4 +1,5 @@
-"""Rule canonical_tables through the real snakemake CLI on the tiny world."""
+"""Rule canonical_tables through the real snakemake CLI on the tiny world (in a folder whose
+name is not ASCII)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.data.tiny_world import EXPECTED_ROWS, tiny_world, write_world
 def test_rule_writes_tables_report_and_records_and_reruns_on_new_files(
     workflow_copy: Path, tmp_path: Path
 ) -> None:
-    raw = write_world(tmp_path / "tiny_raw", tiny_world())
+    # a data.root with non-ASCII characters, typed as a user types it (Hydra's lexer refused it)
+    raw = write_world(tmp_path / "données_brutes", tiny_world())
     overrides = f"overrides=data=annotation_tool data.name=tiny data.root={raw}"
     target = "results/tiny/records/canonical_tables.json"
     run_snakemake(workflow_copy, "--cores", "1", target, "--config", overrides)

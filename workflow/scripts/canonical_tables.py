@@ -14,7 +14,13 @@ with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg["data"]
     root = resolve_root(cfg["root"], repo_root(snakemake.scriptdir))
     log.info("reading %s with adapter %s", root, cfg["adapter"])
-    result = read_dataset(cfg["adapter"], root, cfg["models"])
+    result = read_dataset(
+        cfg["adapter"],
+        root,
+        cfg["models"],
+        distinct_annotators=cfg["distinct_annotators"],
+        distinct_attributes=cfg["distinct_attributes"],
+    )
     write_tables(result.tables, Path(snakemake.output.users).parent)
     write_skipped_report(result.report(), snakemake.output.skipped)
     # the lineage of a number (recenter trace --lineage) follows a table to these files only
