@@ -35,6 +35,10 @@ class Record:
     the record numeric for sorting, diffs and claims. Records without it are written without
     the field, so adding it changed no existing ``numbers.json`` byte.
 
+    ``unit`` names what ``n`` counts (``items``, ``judgments``, ``attributes``, ``responses``,
+    ``slots``, ``models``, ...), or for a count what its value counts: the scorecard holds a
+    record against a published figure only in the figure's own unit.
+
     ``ci_level`` is the confidence level of the interval, set where the interval was made
     (from :class:`analysis.stats.interval.Interval`), so a reader of the record (the paper's
     "95% CI" text) never searches the record's config for it. Like ``text`` it is written only

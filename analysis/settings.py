@@ -301,6 +301,28 @@ class StudyMethod(StrEnum):
     different = "different"
 
 
+class RealDataRule(StrEnum):
+    """How a published figure is judged on a build from real data.
+
+    ``rounding``: this build recomputes the figure from the study's own data by the study's
+    method, so sampling error is the wrong yardstick and the estimate must round to the
+    published figure. ``margin`` (also when unset): anything else (another method, another
+    sample, a reading of a figure whose computation the study does not give): the equivalence
+    margin decides. Simulated builds always use the margin.
+    """
+
+    rounding = "rounding"
+    margin = "margin"
+
+
+class ReleaseSupport(StrEnum):
+    """Whether the authors' public release holds what a published figure needs."""
+
+    yes = "yes"
+    partial = "partial"
+    no = "no"
+
+
 class Venue(StrEnum):
     """Where the study published a figure."""
 
@@ -324,9 +346,12 @@ class PublishedValue:
     """One figure the study published and the record key(s) it corresponds to.
 
     Exactly one of ``value`` (a point) and ``range`` (``[low, high]``, e.g. "40-60%") is
-    given. The tolerance on real data is ``tolerance`` when the study's wording is loose
-    ("about 20%"), else half a step of the last published digit (``precision``): counts are
-    exact with ``precision: 1``.
+    given. The tolerance of the rounding rule is ``tolerance`` when the study's wording is
+    loose ("about 20%"), else half a step of the last published digit (``precision``): counts
+    are exact with ``precision: 1``. A figure this artifact computes (``method: same``) has an
+    equivalence ``margin`` with its ``margin_reason``; ``unit`` names what the figure counts
+    (the record's unit must be the same); ``stage`` and ``release`` place it in the
+    data-support table.
     """
 
     quantity: str
@@ -336,6 +361,10 @@ class PublishedValue:
     key: str
     aggregate: Aggregate
     method: StudyMethod
+    unit: str
+    stage: str
+    release: ReleaseSupport
+    release_note: str
     value: float | None = None
     range: list[float] | None = None
     precision: float | None = None
@@ -346,10 +375,44 @@ class PublishedValue:
     coverage: PublishedCoverage | None = None
     calibrates: str | None = None
     note: str | None = None
+    margin: float | None = None
+    margin_reason: str | None = None
+    real_data_rule: RealDataRule | None = None
 
     def check(self, name: str) -> None:
         """Range checks naming the entry (called by :class:`StudyConfig`)."""
         where = f"study.published.{name}"
+        computed = self.method == StudyMethod.same
+        _check(
+            not computed or (self.margin is not None and self.margin >= 0),
+            f"{where}.margin",
+            self.margin,
+            "a figure this build computes (method: same) needs an equivalence margin >= 0",
+        )
+        _check(
+            (self.margin is None) == (not (self.margin_reason or "").strip()),
+            f"{where}.margin_reason",
+            self.margin_reason,
+            "a margin needs its reason (and a reason its margin)",
+        )
+        _check(
+            computed or self.real_data_rule != RealDataRule.rounding,
+            f"{where}.real_data_rule",
+            self.real_data_rule,
+            "the rounding rule is for figures this build recomputes by the study's method",
+        )
+        _check(
+            self.stage in STUDY_STAGES,
+            f"{where}.stage",
+            self.stage,
+            f"one of {', '.join(STUDY_STAGES)}",
+        )
+        _check(
+            bool(self.unit.strip()) and bool(self.release_note.strip()),
+            f"{where}.unit/release_note",
+            (self.unit, self.release_note),
+            "both must be non-empty",
+        )
         _check(
             (self.value is None) != (self.range is None),
             f"{where}.value/range",
@@ -372,12 +435,18 @@ class PublishedValue:
             )
 
 
+#: the stages of the data-support table, in order (``data``: counts over the whole study)
+STUDY_STAGES = ("data", "stage1", "stage2", "stage3")
+
+
 @dataclass
 class StudyConfig:
-    """``study``: the published figures of the study this artifact reproduces."""
+    """``study``: the published figures of the study this artifact reproduces, and where the
+    statement of what the authors' public release holds comes from (``release_source``)."""
 
     name: str
     citation: str
+    release_source: str
     published: dict[str, PublishedValue]
 
     def __post_init__(self) -> None:

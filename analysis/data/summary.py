@@ -15,12 +15,27 @@ import pandas as pd
 from analysis.provenance import Record
 
 _CODE = "analysis.data.summary:dataset_size_records"
+#: what each count counts (a record's ``unit``), by the key's second part (``data.n_<what>``)
+UNITS = {
+    "n_users": "users",
+    "n_conversations": "conversations",
+    "n_attributes": "attributes",
+    "n_prompts": "prompts",
+    "n_pairs": "pairs",
+    "n_responses": "responses",
+    "n_judgments": "judgments",
+    "n_majority_labels": "labels",
+    "n_model_votes": "votes",
+    "n_model_ratings": "ratings",
+    "n_relevance_items": "items",
+}
 
 
 def _count(key: str, value: int, method: str) -> Record | None:
     if value <= 0:
         return None
-    return Record(key=key, value=int(value), fmt=",d", method=method, code=_CODE, unit="count")
+    unit = UNITS[key.split(".")[1]]
+    return Record(key=key, value=int(value), fmt=",d", method=method, code=_CODE, unit=unit)
 
 
 def dataset_size_records(tables: Mapping[str, pd.DataFrame]) -> list[Record]:

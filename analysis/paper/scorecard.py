@@ -9,15 +9,27 @@ computes a verdict, never types one:
   row still shows this build's nearest analogue);
 * *not in this dataset*: no record matches;
 * *partial*: the dataset holds only part of what the study pooled over (``coverage``: e.g. 2
-  of the 5 models in the real final round); whether the part agrees is kept in ``extra``;
-* *reproduced* / *differs*: on **real** data (the study's own annotations) sampling error is
-  the wrong yardstick, since the data are the same: the estimate must round to the published
-  figure (within half a step of its last digit, or the stated tolerance of "about" values).
-  On a **simulated** build the question is whether the published value (or range) lies in
-  the reproduced 95% interval; a record without an interval (a count) is compared exactly.
+  of the 5 models in the real final round); what the part alone would get is kept in
+  ``extra.part_verdict``;
+* *reproduced* / *differs* / *inconclusive*, by one of two rules:
+
+  - the **rounding rule**, for a figure this build recomputes from the study's own data by
+    the study's method (``real_data_rule: rounding`` on a build from real data): sampling
+    error is the wrong yardstick when the data are the same, so the estimate must round to
+    the published figure (within half a step of its last digit, or the stated tolerance of
+    an "about" value); it is reproduced or differs;
+  - the **equivalence margin**, for every other row (every row of a simulated build): the
+    95% interval of (this build - published) against the entry's ``margin``, a substantive
+    distance written with its reason in the study file. Reproduced when that interval lies
+    within +/- margin (for a published range: the build's interval within the range widened
+    by the margin), differs when it lies wholly outside, inconclusive otherwise. A published
+    value merely inside a wide interval is no longer a match: imprecision cannot reproduce.
+    A count carries no interval and is exact; any other record without an interval is
+    inconclusive.
 
 Each row becomes two records, ``repro.<name>.published`` (the value, printed as the study
-worded it) and ``repro.<name>.verdict`` (a coded value printed as its label), plus a row of
+worded it, with the margin, unit, stage and what the authors' release holds for it) and
+``repro.<name>.verdict`` (a coded value printed as its label), plus a row of
 ``results/<dataset>/scorecard.csv``.
 """
 
@@ -34,7 +46,13 @@ from typing import Any
 
 from analysis.paper.claims import AGGREGATES, match_keys, record_field
 from analysis.provenance import Record
-from analysis.settings import Aggregate, PublishedValue, StudyConfig, StudyMethod
+from analysis.settings import (
+    Aggregate,
+    PublishedValue,
+    RealDataRule,
+    StudyConfig,
+    StudyMethod,
+)
 
 Numbers = Mapping[str, Mapping[str, Any]]
 
@@ -43,14 +61,20 @@ DIFFERS = "differs"
 PARTIAL = "partial"
 DIFFERENT_METHOD = "different method"
 NOT_IN_DATASET = "not in this dataset"
-#: verdict label -> the code stored as the verdict record's value (the label is its text)
+INCONCLUSIVE = "inconclusive"
+#: verdict label -> the code stored as the verdict record's value (the label is its text);
+#: codes are never renumbered, so a diff of two builds compares like with like
 VERDICT_CODES: dict[str, int] = {
     REPRODUCED: 1,
     DIFFERS: 2,
     PARTIAL: 3,
     DIFFERENT_METHOD: 4,
     NOT_IN_DATASET: 5,
+    INCONCLUSIVE: 6,
 }
+#: the two ways a row is judged (``extra.rule`` of its verdict record)
+ROUNDING = "rounding"
+MARGIN = "margin"
 #: a float comparison at a published bound is not decided by rounding noise
 EPS = 1e-9
 
@@ -66,6 +90,8 @@ CSV_COLUMNS = (
     "n",
     "verdict",
     "reason",
+    "rule",
+    "margin",
 )
 
 
@@ -84,6 +110,13 @@ class Row:
     verdict: str
     reason: str
     agrees: bool | None
+    rule: str | None = None
+    part_verdict: str | None = None
+
+    @property
+    def entry_name(self) -> str:
+        """The study file's entry this row comes from (an ``each`` entry makes several rows)."""
+        return self.name.split(".", 1)[0]
 
 
 def accept_interval(entry: PublishedValue) -> tuple[float, float]:
@@ -135,22 +168,77 @@ def _inside(x: float, low: float, high: float) -> bool:
     return low - EPS <= x <= high + EPS
 
 
-def _judge(
+def judging_rule(entry: PublishedValue, simulated: bool) -> str:
+    """:data:`ROUNDING` for a figure recomputed from the study's own data by its method (on a
+    build from real data), else :data:`MARGIN`."""
+    if not simulated and entry.real_data_rule == RealDataRule.rounding:
+        return ROUNDING
+    return MARGIN
+
+
+def equivalence_region(entry: PublishedValue) -> tuple[float, float]:
+    """Where this build's whole interval must lie to reproduce the figure: the published
+    value (or range) widened by the entry's margin."""
+    low, high = published_span(entry)
+    margin = float(entry.margin or 0.0)
+    return low - margin, high + margin
+
+
+def _is_count(entry: PublishedValue) -> bool:
+    return entry.fmt.endswith("d")
+
+
+def _by_rounding(entry: PublishedValue, estimate: float) -> tuple[str, str]:
+    acc_low, acc_high = accept_interval(entry)
+    ok = _inside(estimate, acc_low, acc_high)
+    basis = "stated tolerance" if entry.tolerance is not None else "published precision"
+    return (
+        REPRODUCED if ok else DIFFERS,
+        f"rounding rule (the study's data and method): {'within' if ok else 'outside'} the "
+        f"{basis} [{acc_low:.6g}, {acc_high:.6g}]",
+    )
+
+
+def _by_margin(
+    entry: PublishedValue, estimate: float, ci: tuple[float, float] | None
+) -> tuple[str, str]:
+    margin = float(entry.margin or 0.0)
+    if ci is None and not _is_count(entry):
+        return INCONCLUSIVE, "the record has no interval to hold against the margin"
+    low, high = ci if ci is not None else (estimate, estimate)
+    region = equivalence_region(entry)
+    what = "exact count" if ci is None else "95% CI"
+    if entry.range is not None:
+        span = f"this build's {what} [{low:.4g}, {high:.4g}]"
+        target = (
+            f"the published range widened by the margin {margin:g}, "
+            f"[{region[0]:.4g}, {region[1]:.4g}]"
+        )
+    else:
+        point = published_point(entry)
+        span = f"{what} of (this build - published) [{low - point:+.4g}, {high - point:+.4g}]"
+        target = f"+/-{margin:g}"
+    if _inside(low, *region) and _inside(high, *region):
+        return REPRODUCED, f"equivalence margin: {span} lies within {target}"
+    if high < region[0] - EPS or low > region[1] + EPS:
+        return DIFFERS, f"equivalence margin: {span} lies wholly outside {target}"
+    return INCONCLUSIVE, f"equivalence margin: {span} straddles {target}"
+
+
+def judge(
     entry: PublishedValue,
     estimate: float,
     ci: tuple[float, float] | None,
     simulated: bool,
-) -> tuple[bool, str]:
-    """Does the estimate reproduce the published figure, and the sentence that says why."""
-    low, high = published_span(entry)
-    if simulated and ci is not None:
-        ok = ci[0] - EPS <= high and low <= ci[1] + EPS
-        what = "range overlaps" if entry.range is not None else "value lies in"
-        return ok, (f"published {what} the CI" if ok else "published value outside the CI")
-    acc_low, acc_high = accept_interval(entry)
-    ok = _inside(estimate, acc_low, acc_high)
-    basis = "stated tolerance" if entry.tolerance is not None else "published precision"
-    return ok, f"{'within' if ok else 'outside'} the {basis} [{acc_low:.6g}, {acc_high:.6g}]"
+) -> tuple[str, str, str]:
+    """``(verdict, rule, reason)``: reproduced, differs or inconclusive, by the rounding rule
+    or the equivalence margin (see the module docstring)."""
+    rule = judging_rule(entry, simulated)
+    if rule == ROUNDING:
+        verdict, reason = _by_rounding(entry, estimate)
+    else:
+        verdict, reason = _by_margin(entry, estimate, ci)
+    return verdict, rule, reason
 
 
 def _selected(
@@ -223,19 +311,49 @@ def scorecard_rows(study: StudyConfig, numbers: Numbers, simulated: bool) -> lis
         for row_name, key, value, record in selected:
             ci = _ci(record) if record is not None and (entry.field or "value") == "value" else None
             n = _n(record) if record is not None else None
-            agrees, why = _judge(entry, value, ci, simulated)
-            if entry.method == StudyMethod.different:
-                verdict = DIFFERENT_METHOD
-                why = entry.note or "the study's figure comes from a method this build does not run"
-            elif coverage is not None and coverage[0] < coverage[1]:
-                verdict = PARTIAL
-                why = f"{coverage[0]} of {coverage[1]} {entry.coverage.unit}; {why}"  # type: ignore[union-attr]
-            else:
-                verdict = REPRODUCED if agrees else DIFFERS
             which = _wildcard(entry, key) if key is not None and "*" in entry.key else ""
             quantity = f"{entry.quantity} ({which})" if which else entry.quantity
+            if entry.method == StudyMethod.different:
+                why = entry.note or "the study's figure comes from a method this build does not run"
+                rows.append(
+                    Row(
+                        row_name,
+                        order,
+                        entry,
+                        quantity,
+                        key,
+                        value,
+                        ci,
+                        n,
+                        DIFFERENT_METHOD,
+                        why,
+                        None,
+                    )
+                )
+                continue
+            verdict, rule, why = judge(entry, value, ci, simulated)
+            part = None
+            if coverage is not None and coverage[0] < coverage[1]:
+                part, verdict = verdict, PARTIAL
+                units = entry.coverage.unit  # type: ignore[union-attr]
+                why = f"{coverage[0]} of {coverage[1]} {units}; the part: {part} ({why})"
+            agrees = {REPRODUCED: True, DIFFERS: False}.get(part or verdict)
             rows.append(
-                Row(row_name, order, entry, quantity, key, value, ci, n, verdict, why, agrees)
+                Row(
+                    row_name,
+                    order,
+                    entry,
+                    quantity,
+                    key,
+                    value,
+                    ci,
+                    n,
+                    verdict,
+                    why,
+                    agrees,
+                    rule,
+                    part,
+                )
             )
     return rows
 
@@ -247,13 +365,6 @@ def _fmt_value(entry: PublishedValue, x: float) -> float | int:
 
 def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) -> list[Record]:
     """``repro.<name>.published`` and ``repro.<name>.verdict`` for every row."""
-    basis = (
-        "simulated build: reproduced when the published value (or range) lies in this build's "
-        "confidence interval; a count without an interval must match exactly"
-        if simulated
-        else "real data: reproduced when the estimate lies within the published precision "
-        "(half a step of the last published digit) or the stated tolerance"
-    )
     out: list[Record] = []
     for row in rows:
         entry = row.entry
@@ -261,13 +372,28 @@ def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) 
         where = ", ".join(map(str, entry.where))
         published_extra: dict[str, Any] = {
             "quantity": row.quantity,
+            "entry": row.entry_name,
+            "figure": entry.quantity,
+            "order": row.order,
             "where": [str(w) for w in entry.where],
             "accept_low": acc_low,
             "accept_high": acc_high,
             "study": study.name,
+            "stage": entry.stage,
+            "unit": entry.unit,
+            "method": str(entry.method),
+            "release": str(entry.release),
+            "release_note": entry.release_note,
+            "release_source": study.release_source,
+            "real_data_rule": str(entry.real_data_rule or RealDataRule.margin),
         }
         if entry.range is not None:
             published_extra["range"] = [float(x) for x in entry.range]
+        margin_text = ""
+        if entry.margin is not None:
+            published_extra["margin"] = float(entry.margin)
+            published_extra["margin_reason"] = entry.margin_reason
+            margin_text = f"; equivalence margin +/-{entry.margin:g} ({entry.margin_reason})"
         out.append(
             Record(
                 key=f"repro.{row.name}.published",
@@ -276,10 +402,11 @@ def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) 
                 text=entry.published,
                 method=(
                     f"the figure as published by {study.citation} ({where}); "
-                    f"a range is stored as its midpoint; real-data tolerance [{acc_low:.6g}, "
-                    f"{acc_high:.6g}]"
+                    f"a range is stored as its midpoint; rounding-rule tolerance [{acc_low:.6g}, "
+                    f"{acc_high:.6g}]{margin_text}"
                 ),
                 code="analysis.paper.scorecard:scorecard_records",
+                unit=entry.unit,
                 extra=published_extra,
             )
         )
@@ -293,8 +420,15 @@ def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) 
             "field": entry.field or "value",
             "reason": row.reason,
             "agrees": row.agrees,
+            "rule": row.rule,
+            "part_verdict": row.part_verdict,
             "simulated": simulated,
         }
+        if entry.margin is not None:
+            region = equivalence_region(entry)
+            verdict_extra["margin"] = float(entry.margin)
+            verdict_extra["equivalence_low"] = region[0]
+            verdict_extra["equivalence_high"] = region[1]
         out.append(
             Record(
                 key=f"repro.{row.name}.verdict",
@@ -303,7 +437,7 @@ def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) 
                 text=row.verdict,
                 n=row.n,
                 method=f"verdict code ({', '.join(f'{c} {v}' for v, c in VERDICT_CODES.items())}); "
-                f"{basis}; {row.reason}",
+                f"{row.reason}",
                 code="analysis.paper.scorecard:scorecard_rows",
                 extra=verdict_extra,
             )
@@ -334,6 +468,8 @@ def scorecard_csv(rows: Sequence[Row]) -> str:
                 "" if r.n is None else r.n,
                 r.verdict,
                 r.reason,
+                r.rule or "",
+                "" if r.entry.margin is None else repr(float(r.entry.margin)),
             ]
         )
     return buf.getvalue()

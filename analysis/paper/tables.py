@@ -294,6 +294,7 @@ class KeyListTable:
     sections: tuple[tuple[str, str], ...]  # (section title, regex over keys)
     labels: Mapping[str, str] = field(default_factory=dict)  # key -> readable label
     empty: str = "No records for this table in this dataset."
+    notes: tuple[str, ...] = ()
 
     def render(self, numbers: Numbers) -> str:
         blocks = []
@@ -330,7 +331,7 @@ class KeyListTable:
                 cells = [label, value_cell(numbers, key)] + ([n] if with_n else [])
                 lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
-        notes = [n for n in (ci_note(numbers, all_keys),) if n]
+        notes = [n for n in (ci_note(numbers, all_keys),) if n] + list(self.notes)
         notes += [SMALL_MODEL_NOTE] if any(SMALL_MODEL in k for k in all_keys) else []
         for note in notes:
             lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
@@ -338,20 +339,93 @@ class KeyListTable:
         return "\n".join(lines) + "\n"
 
 
-#: the verdict rule under the scorecard table, by kind of dataset
-SCORECARD_NOTES = {
-    True: (
-        "Simulated build: a row is reproduced when the published value (or range) lies in "
-        "this build's interval; a count must match exactly. The simulation was calibrated to "
-        "these figures, so agreement here checks the pipeline, not people."
-    ),
-    False: (
-        "Real data: a row is reproduced when the estimate lies within the published precision "
-        "(half a step of the last published digit, or the stated tolerance of an approximate "
-        "figure); sampling error is the wrong yardstick for the same data. Partial: the "
-        "dataset holds only part of what the study pooled over."
-    ),
+#: the verdict rules under the scorecard table (which rule a row used is in its record)
+SCORECARD_NOTE = (
+    "Rounding rule, for a figure this build recomputes from the study's own data by the "
+    "study's method: reproduced when the estimate rounds to the published figure (half a step "
+    "of its last digit, or the stated tolerance of an approximate figure), since sampling "
+    "error is the wrong yardstick for the same data. Every other row: the 95\\% interval of "
+    "(this build minus published) against the equivalence margin written with its reason in "
+    "the study file (Appendix~\\ref{app:claims}): reproduced when the interval lies within "
+    "the margin, differs when it lies wholly outside, inconclusive otherwise. Partial: the "
+    "dataset holds only part of what the study pooled over."
+)
+
+#: the stages of the data-support table, in order, with their headings
+SUPPORT_STAGES = {
+    "data": "Sizes of the study",
+    "stage1": "Stage 1: attribute extraction",
+    "stage2": "Stage 2: relevance matching",
+    "stage3": "Stage 3: response generation",
 }
+
+
+@dataclass(frozen=True)
+class DataSupportTable:
+    """What the authors' public release can support: every figure the study published, stage
+    by stage, whether the release holds what it needs (yes / partial / no) and what it holds
+    or lacks. Read from the ``repro.<name>.published`` records (the study file's ``release``
+    and ``release_note``), so it is the same in every build, simulated or real."""
+
+    name: str = "data_support"
+
+    def render(self, numbers: Numbers) -> str:
+        entries: dict[str, tuple[int, str, Mapping[str, Any]]] = {}
+        for key, rec in numbers.items():
+            extra = rec.get("extra") or {}
+            if not (key.startswith("repro.") and key.endswith(".published")) or not extra.get(
+                "release"
+            ):
+                continue
+            name = str(extra.get("entry") or key[len("repro.") : -len(".published")])
+            if name not in entries or key < entries[name][1]:
+                entries[name] = (int(extra.get("order", 0)), key, rec)
+        if not entries:
+            return r"\emph{No published figures are declared for this build.}" + "\n"
+        source = next(iter(entries.values()))[2]["extra"].get("release_source", "")
+        lines = [
+            r"\begingroup\scriptsize\setlength\tabcolsep{4pt}",
+            r"\begin{longtable}{@{}p{0.3\linewidth}p{0.13\linewidth}l"
+            r"p{0.4\linewidth}@{}}",
+            r"\caption{\DataSupportCaption}\label{tab:data-support}\\",
+            r"\toprule",
+            r"Figure & Published & Release & What the release holds \\",
+            r"\midrule",
+            r"\endfirsthead",
+            r"\toprule",
+            r"Figure & Published & Release & What the release holds \\",
+            r"\midrule",
+            r"\endhead",
+        ]
+        rows = sorted(entries.values(), key=lambda t: (t[0], t[1]))
+        first = True
+        for stage, heading in SUPPORT_STAGES.items():
+            mine = [(k, r) for _, k, r in rows if (r.get("extra") or {}).get("stage") == stage]
+            if not mine:
+                continue
+            if not first:
+                lines.append(r"\addlinespace")
+            first = False
+            lines.append(f"\\multicolumn{{4}}{{@{{}}l}}{{\\emph{{{escape_latex(heading)}}}}} \\\\")
+            for key, rec in mine:
+                extra = rec["extra"]
+                figure = str(extra.get("figure") or extra.get("quantity", ""))
+                figure = re.sub(r"^stage \d: ", "", figure)
+                cells = [
+                    escape_latex(figure),
+                    f"\\rc{{{key}}}",
+                    escape_latex(str(extra["release"])),
+                    escape_latex(str(extra.get("release_note", ""))),
+                ]
+                lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{longtable}"]
+        note = (
+            "Yes: the release holds what the figure needs; partial: part of it (fewer models, "
+            "another round); no: it does not. Source: " + escape_latex(str(source)) + "."
+        )
+        lines.append(r"\par\smallskip\noindent\parbox{\linewidth}{" + note + "}")
+        lines.append(r"\endgroup")
+        return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -415,7 +489,7 @@ class ScorecardTable:
             lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{longtable}"]
         notes = [n for n in (ci_note(numbers, shown),) if n]
-        notes.append(escape_latex(SCORECARD_NOTES[simulated]))
+        notes.append(SCORECARD_NOTE)
         for note in notes:  # outside a float, a paragraph is indented: \noindent
             lines.append(r"\par\smallskip\noindent\parbox{\linewidth}{" + note + "}")
         lines.append(r"\endgroup")
@@ -484,10 +558,11 @@ STAGE1_AGREEMENT_LABELS = {
     ),
 }
 
-TABLES: dict[str, RowTable | KeyListTable | ScorecardTable] = {
+TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] = {
     t.name: t
     for t in (
         ScorecardTable(),
+        DataSupportTable(),
         KeyListTable(
             "dataset_sizes",
             (
@@ -515,6 +590,12 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable] = {
                 ),
             ),
             labels=STAGE1_AGREEMENT_LABELS,
+            notes=(
+                r"Not comparable across the two kinds of row: $\alpha$ and the mean pairwise "
+                r"$\kappa$ are computed on the three labels (accepted, uncertain, rejected), the "
+                r"leave-one-out $\kappa$ and the verifiers' $\kappa$ on the binary decision "
+                r"accept or not, where chance agreement and the attainable $\kappa$ differ.",
+            ),
         ),
         RowTable(
             "stage2_agreement",
@@ -834,6 +915,8 @@ def render_tables(
     for name, table in TABLES.items():
         if isinstance(table, ScorecardTable):
             tex = table.render(numbers, simulated)
+        elif isinstance(table, DataSupportTable):
+            tex = table.render(numbers)
         else:
             if simulated and name in SIMULATED_LABELS:
                 labels = {**table.labels, **SIMULATED_LABELS[name]}

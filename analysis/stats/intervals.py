@@ -142,15 +142,8 @@ def correlation_with_ci(
     )
 
 
-def exact_permutation_p(x: Any, y: Any, method: CorrelationMethod = "spearman") -> float:
-    """Exact two-sided permutation p-value of a correlation over all pairings of ``x``/``y``.
-
-    scipy's two-sided p: twice the smaller of the shares of the ``n!`` re-pairings whose
-    statistic is at most / at least the observed one (ties with the observed value count, up
-    to scipy's relative tolerance). It is exact at any n, which is why small samples use it;
-    enumeration is bounded by :data:`EXACT_PERMUTATION_MAX_N`. The statistic is vectorized
-    over permutations (Pearson's r of the values, or of their mid-ranks for Spearman).
-    """
+def _pairings_test(x: Any, y: Any, method: CorrelationMethod) -> Any:
+    """``scipy.stats.permutation_test`` of a correlation over all pairings (see below)."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"x and y must be paired 1-d sequences, got {a.shape} and {b.shape}")
@@ -170,7 +163,7 @@ def exact_permutation_p(x: Any, y: Any, method: CorrelationMethod = "spearman") 
         with np.errstate(invalid="ignore", divide="ignore"):
             return (uc * bc).sum(axis=axis) / np.sqrt((uc * uc).sum(axis=axis) * (bc * bc).sum())
 
-    res = stats.permutation_test(
+    return stats.permutation_test(
         (a,),
         statistic,
         permutation_type="pairings",
@@ -178,4 +171,35 @@ def exact_permutation_p(x: Any, y: Any, method: CorrelationMethod = "spearman") 
         n_resamples=np.inf,
         vectorized=True,
     )
-    return float(res.pvalue)
+
+
+def exact_permutation_p(x: Any, y: Any, method: CorrelationMethod = "spearman") -> float:
+    """Exact two-sided permutation p-value of a correlation over all pairings of ``x``/``y``.
+
+    scipy's two-sided p: twice the smaller of the shares of the ``n!`` re-pairings whose
+    statistic is at most / at least the observed one (ties with the observed value count, up
+    to scipy's relative tolerance). It is exact at any n, which is why small samples use it;
+    enumeration is bounded by :data:`EXACT_PERMUTATION_MAX_N`. The statistic is vectorized
+    over permutations (Pearson's r of the values, or of their mid-ranks for Spearman).
+    """
+    return float(_pairings_test(x, y, method).pvalue)
+
+
+def exact_permutation_attainable(
+    x: Any, y: Any, method: CorrelationMethod = "spearman"
+) -> list[list[float]]:
+    """Every outcome the exact test of :func:`exact_permutation_p` can have, with its p-value.
+
+    ``[[statistic, p], ...]`` over the distinct values of the statistic across all ``n!``
+    pairings (sorted; values equal to 1e-9 are one value), p being the two-sided p the test
+    gives that outcome. Why: with a handful of units a discrete test may reach a level only at
+    its most extreme outcome (five models: only rho = +/-1 reaches p < 0.05), and a claim
+    judged on it is then inconclusive rather than refuted when it misses the level
+    (:mod:`analysis.paper.claims` reads this list).
+    """
+    null = np.round(np.asarray(_pairings_test(x, y, method).null_distribution), 9)
+    values = np.unique(null)
+    below = np.searchsorted(np.sort(null), values, side="right") / null.size
+    above = 1.0 - np.searchsorted(np.sort(null), values, side="left") / null.size
+    p = np.minimum(1.0, 2.0 * np.minimum(below, above))
+    return [[float(t), round(float(q), 12)] for t, q in zip(values, p, strict=True)]

@@ -13,11 +13,13 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
   (the study's "22% more problematic attributes"), with a test of 0 on its own resamples.
 * ``stage1.flags.share.<reason>`` (``overgeneralization``, ``task_context_confusion``,
   ``other``): share of flags with that reason. A flag is a human judgment that does not accept
-  the attribute (uncertain or rejected) and carries a structured ``flag_reason`` (the study's
-  share of overgeneralizations among flagged attributes, entry ``flagged_overgeneralization``
-  of ``config/study/published.yaml``); each flag counts once. The reason
+  the attribute (uncertain or rejected) and carries a structured ``flag_reason``; each flag
+  (a judgment) counts once. The reason
   is the judgment's own field, never read from its free-text note; a dataset without the
   field (the real exports) has no such keys.
+* ``stage1.flags.n_attributes`` and ``stage1.flags.attribute_share.<reason>``: the same flags
+  counted by attribute, the unit of the study's figures ("of the flagged attributes, ..."): the
+  attributes with at least one flag, and their shares by reason.
 * ``stage1.kappa.human_human``: mean pairwise Cohen's kappa over human raters (3 categories);
   ``stage1.alpha.human``: Krippendorff's alpha (nominal) over all human judgments.
 * ``stage1.verifier_agreement.<model>``: Cohen's kappa of an LLM verifier's accept / not-accept
@@ -215,6 +217,76 @@ def flag_reason_shares(
     return collect(out)
 
 
+def flagged_attribute_shares(
+    human: pd.DataFrame,
+    round_name: str,
+    settings: StatsSettings,
+    clusters: np.ndarray | None,
+    unit: str,
+    strata: pd.Series,
+) -> list[Record]:
+    """The flags counted by attribute, the study's unit ("of the flagged attributes, ...").
+
+    ``stage1.flags.n_attributes`` counts the attributes with at least one flag (an exact
+    count of this dataset, no interval). ``stage1.flags.attribute_share.<reason>`` is the
+    share of those attributes by reason, each flagged attribute counting once: an attribute
+    whose flags give several reasons is split between them in proportion to its flags (the
+    flags of one attribute weigh one in all), so the shares sum to one. Same clusters, strata
+    and resamples as :func:`flag_reason_shares`; each share is a ratio of weighted totals.
+    """
+    if FLAG_REASON not in human.columns:
+        return []
+    flag = ((human["label"] != ACCEPTED) & human[FLAG_REASON].notna()).to_numpy()
+    if not flag.any():
+        return []
+    per_attribute = pd.Series(flag.astype(np.float64)).groupby(human["attribute_id"].to_numpy())
+    n_flags = per_attribute.transform("sum").to_numpy()
+    weight = np.where(flag, 1.0 / np.maximum(n_flags, 1.0), 0.0)
+    n_attributes = int(round(float(weight.sum())))
+    reasons = human[FLAG_REASON].to_numpy()
+    cols: dict[str, np.ndarray] = {"attributes": weight}
+    for reason in FLAG_REASONS:
+        cols[reason] = np.where(reasons == reason, weight, 0.0)
+    tb = bootstrap_totals(cols, clusters, settings, unit, strata=strata)
+    code = f"{MODULE}:flagged_attribute_shares"
+    out: list[Record | None] = [
+        Record(
+            key="stage1.flags.n_attributes",
+            value=n_attributes,
+            fmt=",d",
+            method=(
+                "attributes with at least one flag (a human judgment that does not accept the "
+                f"attribute and gives a structured reason; {round_name} round): an exact count "
+                "of this dataset"
+            ),
+            code=code,
+            unit="attributes",
+            extra={"round": round_name, "n_flags": int(flag.sum())},
+        )
+    ]
+    for reason in FLAG_REASONS:
+        res = tb.stat(lambda g, reason=reason: ratio(g(reason), g("attributes")))
+        out.append(
+            make_record(
+                f"stage1.flags.attribute_share.{reason}",
+                boot_interval(res, settings, tb.unit),
+                fmt=".1%",
+                method=(
+                    f"share of the {n_attributes} flagged attributes whose flags give the reason "
+                    f"{reason.replace('_', ' ')} ({round_name} round; each flagged attribute "
+                    "counts once, one with flags of several reasons is split between them in "
+                    "proportion to its flags)"
+                ),
+                code=code,
+                n=n_attributes,
+                seed=settings.seed,
+                unit="attributes",
+                extra={"round": round_name, "attributes": round(float(cols[reason].sum()), 6)},
+            )
+        )
+    return collect(out)
+
+
 def acceptance_rates(
     human: pd.DataFrame,
     round_name: str,
@@ -258,6 +330,7 @@ def acceptance_rates(
                 ),
                 code=code,
                 n=n,
+                unit="judgments",
                 seed=settings.seed,
                 extra={"round": round_name, "accepted": int(accepted[mask].sum())},
             )
@@ -283,6 +356,7 @@ def acceptance_rates(
                 ),
                 code=f"{MODULE}:acceptance_rates",
                 n=n,
+                unit="judgments",
                 seed=settings.seed,
                 extra={
                     "round": round_name,
@@ -499,6 +573,7 @@ def stage1_records(
         strata = human["source"]
         records += acceptance_rates(human, round_name, settings, clusters, unit, strata)
         records += flag_reason_shares(human, round_name, settings, clusters, unit, strata)
+        records += flagged_attribute_shares(human, round_name, settings, clusters, unit, strata)
         records += human_agreement(human, round_name, settings, cluster, unit)
     per_attr = df.groupby("attribute_id")[["user_id", "source"]].first()
     clusters_of = per_attr["user_id"] if cluster else per_attr.index.to_series()

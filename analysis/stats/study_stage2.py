@@ -372,6 +372,7 @@ def relevance_rates(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings
                 method=f"share of the {n} {rv.round}-round items marked relevant by {who}",
                 code=code,
                 n=n,
+                unit="items",
                 seed=seed,
                 extra=settings.with_caveat(
                     name, {"round": rv.round, "yes": int(round(tb.point(f"yes|{name}")))}
@@ -455,6 +456,7 @@ def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings)
                 ),
                 code=code,
                 n=t["n"],
+                unit="items",
                 seed=settings.seed,
                 extra=settings.with_caveat(
                     m,
@@ -495,6 +497,7 @@ def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings)
                 ),
                 code=code,
                 n=int(round(tb.point("n|majority"))),
+                unit="items",
                 seed=settings.seed,
                 extra={
                     "round": rv.round,
@@ -527,6 +530,7 @@ def agreement_with_majority(
                 method=f"Cohen's kappa of {m} and {ref} on the {n} items both label",
                 code=code,
                 n=n,
+                unit="items",
                 seed=settings.seed,
                 extra=settings.with_caveat(m, {"round": rv.round}),
             )
@@ -545,6 +549,7 @@ def agreement_with_majority(
                     ),
                     code=code,
                     n=n,
+                    unit="items",
                     seed=settings.seed,
                     extra=settings.with_caveat(m, {"round": rv.round}),
                 )
@@ -825,6 +830,7 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
                 ),
                 code=code,
                 n=n_items[key],
+                unit="items",
                 seed=settings.seed,
                 extra={
                     "round": rv.round,
@@ -883,6 +889,7 @@ def kappa_differences(
                 ),
                 code=f"{MODULE}:kappa_differences",
                 n=max(n_items[a], n_items[b]),
+                unit="items",
                 seed=settings.seed,
                 extra={
                     "round": rv.round,

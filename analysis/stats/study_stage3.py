@@ -56,7 +56,11 @@ import pandas as pd
 from analysis.data.vocabulary import HUMAN, JUDGE_KINDS, MODEL, PERSONALIZED
 from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult
-from analysis.stats.intervals import correlation_with_ci, exact_permutation_p
+from analysis.stats.intervals import (
+    correlation_with_ci,
+    exact_permutation_attainable,
+    exact_permutation_p,
+)
 from analysis.stats.study_common import (
     DISAGREEMENT_EXPLAINED,
     ClusterResamples,
@@ -233,6 +237,7 @@ def no_better_share(
                 ),
                 code=f"{MODULE}:no_better_share",
                 n=len(resp),
+                unit="responses",
                 seed=settings.seed,
                 extra={
                     "round": round_name,
@@ -293,6 +298,7 @@ def better_shares(
             ),
             code=code,
             n=len(resp),
+            unit="responses",
             seed=settings.seed,
             extra={"round": round_name, "better": int(human_better.sum())},
         )
@@ -547,6 +553,7 @@ def mention_effects(
             ),
             code=f"{MODULE}:mention_effects",
             n=nm + nu,
+            unit="slots",
             seed=settings.seed,
             extra=settings.with_caveat(
                 name,
@@ -593,6 +600,7 @@ def mention_rates(
             ),
             code=f"{MODULE}:mention_rates",
             n=n,
+            unit="slots",
             seed=settings.seed,
             extra=settings.with_caveat(gen, {"mentioned": int(round(tb.point(f"m|{gen}")))}),
         )
@@ -646,6 +654,8 @@ def mention_habit_vs_bias(
             "p_value": p,
             "test": f"exact permutation (all {pairings} pairings)",
             "p_value_t_approximation": ci.p_value,
+            "statistic": "rho",
+            "attainable": exact_permutation_attainable(x, y, "spearman"),
         }
     else:
         note = "; test of 0: t approximation of Spearman's rho (scipy spearmanr)"
@@ -669,6 +679,7 @@ def mention_habit_vs_bias(
                 ),
                 code=f"{MODULE}:mention_habit_vs_bias",
                 n=n,
+                unit="models",
                 seed=None,
                 extra={
                     "models": models,

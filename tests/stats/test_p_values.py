@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_p_value
-from analysis.stats.intervals import exact_permutation_p
+from analysis.stats.intervals import exact_permutation_attainable, exact_permutation_p
 from analysis.stats.study_common import (
     DISAGREEMENT_EXPLAINED,
     leave_one_out_majority,
@@ -88,6 +88,21 @@ def test_exact_permutation_p_five_models() -> None:
     assert stats.spearmanr(x, y).pvalue < 0.05
     with pytest.raises(ValueError, match="too large"):
         exact_permutation_p(np.arange(10), np.arange(10))
+
+
+def test_the_exact_test_s_attainable_outcomes() -> None:
+    """Five models: the 120 pairings give rho in steps of 0.1, and only rho = +/-1 reaches
+    p < 0.05 (2/120); the observed outcome's p is the one exact_permutation_p gives."""
+    x = [0.05, 0.2, 0.4, 0.5, 0.7]
+    y = [-0.39, 0.1, 0.2, 0.5, 0.4]
+    table = dict((round(t, 9), q) for t, q in exact_permutation_attainable(x, y))
+    assert sorted(table) == [round(0.1 * k, 9) for k in range(-10, 11)]
+    assert table[1.0] == pytest.approx(2 / 120) and table[-1.0] == pytest.approx(2 / 120)
+    assert table[0.9] == pytest.approx(exact_permutation_p(x, y, "spearman"))
+    assert [t for t, q in table.items() if q < 0.05] == [-1.0, 1.0]
+    # six models: more outcomes reach the level than the two extremes
+    six = exact_permutation_attainable(np.arange(6), np.arange(6))
+    assert sum(q < 0.05 for _, q in six) > 2
 
 
 def record(value: float, low: float, high: float, p: float, method: str = "") -> dict:

@@ -218,6 +218,33 @@ def test_flag_reason_shares_by_hand() -> None:
     assert "cluster bootstrap over users (4)" in recs["stage1.flags.share.other"].method
 
 
+def test_flagged_attributes_are_counted_by_attribute() -> None:
+    """The study counts flagged *attributes*: an attribute with three flags counts once, and
+    one whose flags give two reasons is split between them in proportion to its flags."""
+    frame = with_reasons(judgments())
+    flags = frame[(frame["rater_kind"] == "human") & (frame["label"] != "accepted")]
+    recs = {r.key: r for r in stage1_records(frame, USERS, settings(CFG))}
+    count = recs["stage1.flags.n_attributes"]
+    assert count.value == flags["attribute_id"].nunique() == 6  # 10 flags on 6 attributes
+    assert count.ci_low is None and count.unit == "attributes"
+    by_hand = (
+        flags.groupby("attribute_id")["flag_reason"].value_counts(normalize=True).groupby(level=1)
+    ).sum() / 6
+    for reason in REASONS:
+        rec = recs[f"stage1.flags.attribute_share.{reason}"]
+        assert rec.value == pytest.approx(by_hand.get(reason, 0.0))
+        assert rec.n == 6 and rec.unit == "attributes"
+        assert rec.ci_low <= rec.value <= rec.ci_high
+    total = sum(recs[f"stage1.flags.attribute_share.{r}"].value for r in REASONS)
+    assert total == pytest.approx(1.0)
+    # the judgment-level shares weigh the three-flag attributes three times: they differ
+    assert any(
+        recs[f"stage1.flags.attribute_share.{r}"].value
+        != pytest.approx(recs[f"stage1.flags.share.{r}"].value)
+        for r in REASONS
+    )
+
+
 def test_flags_without_a_reason_are_counted_not_guessed() -> None:
     frame = with_reasons(judgments())
     first = frame.index[frame["flag_reason"].notna()][0]
