@@ -23,13 +23,24 @@ with the other's upper bound (or upper with lower) -- two intervals that do not 
 the conservative check where no paired-difference record exists; and every claim has at
 least one interval or p-value leaf.
 
-Verdicts are three-valued: *supported*, *not supported*, or *not testable* when a key the
+Verdicts are four-valued: *supported*, *not supported*, *not testable* when a key the
 condition needs is absent from the dataset (a dataset without stage-3 human ratings cannot
-test a stage-3 claim). ``all``/``any``/``not`` follow Kleene's logic, so one untestable branch
-does not hide a refuted one. The paper prints a supported claim's sentence and a refuted
-claim's ``negative`` sentence. In ``strict`` mode a claim the data do not support stops the
-build with a message naming the claim, its keys and their values; ``report`` mode only
-reports it, and the paper says which mode built it.
+test a stage-3 claim), and *inconclusive* when a p-value leaf misses its level on a test that
+could not have reached it: an exact test over a handful of units has few attainable
+outcomes, and when only its most extreme outcome (or none) reaches the level, missing it says
+nothing about the claim. The record lists the test's attainable outcomes with their p-values
+(``extra.attainable``: ``[[statistic, p], ...]``, e.g.
+:func:`analysis.stats.intervals.exact_permutation_attainable`); with five models only
+rho = +/-1 reaches p < 0.05, so rho = 0.9 (p = 0.083) is inconclusive, not a refutation. A
+test with finer resolution (a bootstrap p of resolution 1/B) has no such list and fails as
+*not supported*. ``all``/``any``/``not`` follow Kleene's logic, so one untestable or
+inconclusive branch does not hide a refuted one (``all``: not supported over not testable over
+inconclusive over supported; ``any`` the reverse order for supported and not supported). The
+paper prints a supported claim's sentence, a refuted claim's ``negative`` sentence, and an
+inconclusive claim's sentence bracketed with the reason. In ``strict`` mode a claim the data
+do not support stops the build with a message naming the claim, its keys and their values
+(an inconclusive one does not); ``report`` mode only reports it, and the paper says which
+mode built it.
 """
 
 from __future__ import annotations
@@ -46,12 +57,14 @@ from typing import Any
 
 import yaml
 
-from analysis.paper.latex import breakable, escape_latex, escape_number, texttt
+from analysis.paper.latex import breakable, escape_latex, escape_number, format_number, texttt
+from analysis.paper.plan_history import COMMITTED, Change
 from analysis.settings import ClaimsMode
 
 SUPPORTED = "supported"
 REFUTED = "not supported"
 UNTESTABLE = "not testable"
+INCONCLUSIVE = "inconclusive"
 
 CLAIM_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 #: every ``negative`` sentence says this, so a reader never mistakes it for a finding
@@ -105,11 +118,13 @@ class Claim:
 
 @dataclass
 class Outcome:
-    """The verdict of a (sub)condition and the evidence: what was compared, which keys it used."""
+    """The verdict of a (sub)condition and the evidence: what was compared, which keys it used,
+    and for an inconclusive one why the test could not decide."""
 
     verdict: str
     evidence: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
+    why_inconclusive: str = ""
 
 
 @dataclass(frozen=True)
@@ -381,29 +396,70 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
     ]
     ok = all(r for r, _ in results) if agg == "all" else any(r for r, _ in results)
     evidence = [("holds: " if r else "fails: ") + text for r, text in results]
+    if not ok and fld in P_FIELDS and op in ("<", "<="):
+        # a miss on a test whose only outcomes at the level are its extremes: inconclusive
+        reasons = [
+            _unattainable(numbers[k], op, float(cond["value"]))
+            for (k, _, _, _), (r, _) in zip(pairs, results, strict=True)
+            if not r
+        ]
+        if all(reasons):
+            return Outcome(INCONCLUSIVE, evidence, sorted(set(used)), str(reasons[0]))
     return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
+
+
+def _unattainable(record: Mapping[str, Any], op: str, level: float) -> str | None:
+    """Why a missed p-value level says nothing, from the test's attainable outcomes
+    (``extra.attainable``), or None when the test could reach the level short of its most
+    extreme outcome (or the record does not list its outcomes)."""
+    table = (record.get("extra") or {}).get("attainable")
+    if not isinstance(table, list) or not table:
+        return None
+    values = [float(t) for t, _ in table]
+    extremes = {min(values), max(values)}
+    reaching = sorted({float(t) for t, q in table if OPS[op](float(q), level)})
+    if not set(reaching) <= extremes:
+        return None
+    name = str((record.get("extra") or {}).get("statistic") or "the statistic")
+    n, unit = record.get("n"), str(record.get("unit") or "units")
+    with_n = f"with {int(n)} {unit} " if isinstance(n, int | float) else ""
+    if not reaching:
+        return f"{with_n}no outcome of the exact test reaches p {op} {_fmt(level)}"
+    # name the extreme on the observed side (a two-sided test reaches both)
+    value = record.get("value")
+    side = [t for t in reaching if _is_number(value) and t * float(value) > 0] or reaching
+    shown = " and ".join(f"{name} = {_fmt(t)}" for t in side)
+    return f"{with_n}only {shown} reach{'es' if len(side) == 1 else ''} p {op} {_fmt(level)}"
 
 
 def evaluate(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> Outcome:
     """Evaluate one condition tree against ``numbers`` (key -> record)."""
     if "not" in cond:
         inner = evaluate(cond["not"], numbers)
-        flip = {SUPPORTED: REFUTED, REFUTED: SUPPORTED, UNTESTABLE: UNTESTABLE}
-        return Outcome(flip[inner.verdict], [f"not ({e})" for e in inner.evidence], inner.keys)
+        flip = {
+            SUPPORTED: REFUTED,
+            REFUTED: SUPPORTED,
+            UNTESTABLE: UNTESTABLE,
+            INCONCLUSIVE: INCONCLUSIVE,
+        }
+        return Outcome(
+            flip[inner.verdict],
+            [f"not ({e})" for e in inner.evidence],
+            inner.keys,
+            inner.why_inconclusive,
+        )
     if "all" in cond or "any" in cond:
         kind = "all" if "all" in cond else "any"
         parts = [evaluate(sub, numbers) for sub in cond[kind]]
         verdicts = {p.verdict for p in parts}
         decisive, other = (REFUTED, SUPPORTED) if kind == "all" else (SUPPORTED, REFUTED)
-        if decisive in verdicts:
-            verdict = decisive
-        elif UNTESTABLE in verdicts:
-            verdict = UNTESTABLE
-        else:
-            verdict = other
+        verdict = next(
+            v for v in (decisive, UNTESTABLE, INCONCLUSIVE, other) if v in verdicts or v == other
+        )
         evidence = [e for p in parts for e in p.evidence]
         keys = sorted({k for p in parts for k in p.keys})
-        return Outcome(verdict, evidence, keys)
+        why = next((p.why_inconclusive for p in parts if p.verdict == INCONCLUSIVE), "")
+        return Outcome(verdict, evidence, keys, why if verdict == INCONCLUSIVE else "")
     return _leaf(cond, numbers)
 
 
@@ -453,6 +509,7 @@ def results_json(results: Sequence[ClaimResult], mode: str) -> dict[str, Any]:
                 "verdict": r.verdict,
                 "keys": r.outcome.keys,
                 "evidence": r.outcome.evidence,
+                "why_inconclusive": r.outcome.why_inconclusive,
                 "condition": r.claim.condition,
             }
             for r in results
@@ -462,23 +519,33 @@ def results_json(results: Sequence[ClaimResult], mode: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- LaTeX
 
-_VERDICT_WORD = {SUPPORTED: "supported", REFUTED: "refuted", UNTESTABLE: "untestable"}
+_VERDICT_WORD = {
+    SUPPORTED: "supported",
+    REFUTED: "refuted",
+    UNTESTABLE: "untestable",
+    INCONCLUSIVE: "inconclusive",
+}
 
 VERDICT_PREAMBLE = r"""% \Claim{id}{sentence}: a supported claim's sentence, checked and linked;
-% a refuted claim's negative sentence from claims.yaml instead; an untestable one bracketed.
+% a refuted claim's negative sentence from claims.yaml instead; an inconclusive one bracketed
+% with the reason its test could not decide; an untestable one bracketed.
 \providecommand\hyperlink[2]{#2}
 \DeclareRobustCommand\Claim[2]{\ifcsname rc@claim@#1\endcsname
   \expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@supported
     #2\textsuperscript{\hyperlink{claim:#1}{\S}}%
   \else\expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@refuted
     \emph{\csname rc@claimneg@#1\endcsname}\textsuperscript{\hyperlink{claim:#1}{\S}}%
+  \else\expandafter\ifx\csname rc@claim@#1\endcsname\rc@claim@inconclusive
+    [\emph{\hyperlink{claim:#1}{Inconclusive on this dataset}}
+    (\csname rc@claimwhy@#1\endcsname): #2]%
   \else
     [\emph{\hyperlink{claim:#1}{Not testable on this dataset}}: #2]%
-  \fi\fi
+  \fi\fi\fi
   \else\PackageError{recenter}{Unknown claim `\detokenize{#1}'}{Declare it in
   paper/claims.yaml.}\fi}
 \def\rc@claim@supported{supported}
 \def\rc@claim@refuted{refuted}
+\def\rc@claim@inconclusive{inconclusive}
 """
 
 #: what the paper says about the mode that built it (``\ClaimsModeSentence``)
@@ -510,6 +577,9 @@ def render_verdicts_tex(results: Sequence[ClaimResult], mode: str = ClaimsMode.r
         lines.append(f"\\expandafter\\def\\csname rc@claim@{cid}\\endcsname{{{word}}}")
         negative = escape_latex(r.claim.negative or f"Claim {cid} is {NEGATIVE_PHRASE}.")
         lines.append(f"\\expandafter\\def\\csname rc@claimneg@{cid}\\endcsname{{{negative}}}")
+        if r.verdict == INCONCLUSIVE:
+            why = _evidence_tex(r.outcome.why_inconclusive)
+            lines.append(f"\\expandafter\\def\\csname rc@claimwhy@{cid}\\endcsname{{{why}}}")
     lines.append(r"\makeatother")
     return "\n".join(lines) + "\n"
 
@@ -573,9 +643,13 @@ def _evidence_tex(text: str) -> str:
 
 
 def render_claims_tex(
-    results: Sequence[ClaimResult], mode: str, numbers: Mapping[str, Mapping[str, Any]]
+    results: Sequence[ClaimResult],
+    mode: str,
+    numbers: Mapping[str, Mapping[str, Any]],
+    history: Mapping[str, Change] | None = None,
 ) -> str:
-    """The appendix table: every claim, its condition, the values it was judged on, verdict."""
+    """The appendix table: every claim, its condition, the values it was judged on, verdict,
+    and (``history``) the commit and date at which its condition last changed."""
     lines = [
         "% Generated by rule `claims` from paper/claims.yaml. Do not edit.",
         r"\begingroup\footnotesize",
@@ -591,17 +665,67 @@ def render_claims_tex(
             SUPPORTED: "supported",
             REFUTED: r"\textbf{not supported}; printed as: " + escape_latex(r.claim.negative),
             UNTESTABLE: r"\emph{not testable on this dataset}",
+            INCONCLUSIVE: r"\textbf{inconclusive}: " + _evidence_tex(r.outcome.why_inconclusive),
         }[r.verdict]
         evidence = "".join(r"\newline\quad " + _evidence_tex(e) for e in r.outcome.evidence)
+        changed = ""
+        if history is not None and r.claim.id in history:
+            changed = r"\newline condition last changed: " + _change_tex(history[r.claim.id])
         lines.append(
             rf"\raisebox{{1.5ex}}{{\hypertarget{{claim:{r.claim.id}}}{{}}}}"
             rf"{texttt(r.claim.id)}\newline {escape_latex(r.claim.statement)} & "
             rf"{_condition_text(r.claim.condition)}{_values_text(r, numbers)}"
-            rf"\newline checked:{evidence} & {verdict} \\"
+            rf"\newline checked:{evidence}{changed} & {verdict} \\"
         )
         lines.append(r"\midrule")
     if results:
         lines.pop()
     lines += [r"\end{longtable}", r"\endgroup"]
     lines.append(f"% claims mode: {mode}")
+    return "\n".join(lines) + "\n"
+
+
+def _change_tex(change: Change) -> str:
+    if change.status == COMMITTED:
+        return texttt(change.commit) + " (" + escape_latex(change.date) + ")"
+    return r"\emph{" + escape_latex(change.status) + "}"
+
+
+def _margin_text(margin: float, fmt: str) -> str:
+    """A margin in its figure's format; a share's margin is in percentage points."""
+    text = format_number(margin, fmt.lstrip("+"))
+    return text[:-1] + " points" if text.endswith("%") else text
+
+
+def render_margins_tex(
+    published: Mapping[str, Mapping[str, Any]], history: Mapping[str, Change]
+) -> str:
+    """The scorecard's equivalence margins, each with its reason and the commit and date at
+    which it last changed (the study file's entries that have a margin)."""
+    lines = [
+        r"\par\medskip\noindent\textbf{Equivalence margins of the scorecard.}",
+        r"\begingroup\footnotesize",
+        r"\begin{longtable}{@{}>{\raggedright}p{0.2\linewidth}>{\raggedleft}p{0.1\linewidth}"
+        r">{\raggedright}p{0.44\linewidth}>{\raggedright\arraybackslash}p{0.18\linewidth}@{}}",
+        r"\toprule",
+        r"Published figure & Margin & Why this margin & Last changed \\",
+        r"\midrule\endhead",
+        r"\bottomrule\endfoot",
+    ]
+    for name, entry in published.items():
+        if entry.get("margin") is None:
+            continue
+        change = history.get(name)
+        lines.append(
+            " & ".join(
+                [
+                    texttt(name),
+                    r"$\pm$" + escape_number(_margin_text(float(entry["margin"]), entry["fmt"])),
+                    escape_latex(str(entry.get("margin_reason") or "")),
+                    _change_tex(change) if change is not None else "--",
+                ]
+            )
+            + r" \\"
+        )
+    lines += [r"\end{longtable}", r"\endgroup"]
     return "\n".join(lines) + "\n"

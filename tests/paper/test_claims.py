@@ -146,6 +146,50 @@ def test_a_small_sample_correlation_is_judged_on_its_exact_p() -> None:
     assert C.evaluate(claim, exact).verdict == C.SUPPORTED
 
 
+def five_models(rho: float, p: float) -> dict:
+    """The habit-vs-bias record of five models, listing the exact test's outcomes."""
+    from analysis.stats.intervals import exact_permutation_attainable
+
+    record = est(rho, -0.17, 1.0, p_value=p)
+    record["n"], record["unit"] = 5, "models"
+    record["extra"]["statistic"] = "rho"
+    record["extra"]["attainable"] = exact_permutation_attainable(range(5), range(5))
+    return record
+
+
+def test_a_test_that_cannot_reach_its_level_is_inconclusive_not_refuted() -> None:
+    """With five models only rho = +/-1 reaches p < 0.05: rho = 0.9 (p = 0.083) misses the
+    level because the test cannot do better short of a perfect ordering, so the claim is
+    inconclusive; a claim that points the wrong way is still refuted, and a test with finer
+    resolution (six models) that misses its level refutes."""
+    key = "stage3.mention_habit_vs_bias.spearman"
+    claim = {
+        "all": [
+            {"key": key, "op": ">", "value": 0.0},
+            {"key": key, "field": "extra.p_value", "op": "<", "value": 0.05},
+        ]
+    }
+    out = C.evaluate(claim, {key: five_models(0.9, 0.083)})
+    assert out.verdict == C.INCONCLUSIVE
+    assert out.why_inconclusive == "with 5 models only rho = 1 reaches p < 0.05"
+    assert C.evaluate(claim, {key: five_models(1.0, 2 / 120)}).verdict == C.SUPPORTED
+    assert C.evaluate(claim, {key: five_models(-0.9, 0.083)}).verdict == C.REFUTED
+    six = five_models(0.7, 0.19)
+    from analysis.stats.intervals import exact_permutation_attainable
+
+    six["n"], six["extra"]["attainable"] = 6, exact_permutation_attainable(range(6), range(6))
+    assert C.evaluate(claim, {key: six}).verdict == C.REFUTED
+    # Kleene: a refuted branch outweighs an inconclusive one under all, not under any
+    both = {key: five_models(0.9, 0.083), "k": est(0.1, -0.1, 0.3)}
+    p_leaf = claim["all"][1]
+    assert C.evaluate({"all": [p_leaf, lower_above("k", 0.0)]}, both).verdict == C.REFUTED
+    assert C.evaluate({"any": [p_leaf, lower_above("k", 0.0)]}, both).verdict == C.INCONCLUSIVE
+    assert C.evaluate({"not": p_leaf}, both).verdict == C.INCONCLUSIVE
+    # an inconclusive claim never stops a strict build
+    claims = [C.Claim("habit", "Habit goes with bias.", claim, NEGATIVE)]
+    C.check(C.evaluate_claims(claims, both), "strict")
+
+
 def test_non_overlapping_intervals_where_no_difference_record_exists() -> None:
     paired = {
         "key": "stage2.final.recall_vs_majority.*",
@@ -269,6 +313,14 @@ def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
     assert "p-value = 0.083" in row
     assert "printed as: That habit goes with bias is not supported on this dataset." in row
     verdicts = C.render_verdicts_tex(results, "strict")
+    inconclusive = dict(NUMS, **{"stage3.mention_habit_vs_bias.spearman": five_models(0.9, 0.083)})
+    again = C.evaluate_claims(C.load_claims(path), inconclusive)
+    macros = C.render_verdicts_tex(again, "strict")
+    assert r"\csname rc@claim@judged_on_p\endcsname{inconclusive}" in macros
+    assert r"\csname rc@claimwhy@judged_on_p\endcsname{with 5 models only rho = 1" in macros
+    assert r"\textbf{inconclusive}: with 5 models" in C.render_claims_tex(
+        again, "strict", inconclusive
+    )
     assert r"\csname rc@claim@ok_claim\endcsname{supported}" in verdicts
     assert r"\csname rc@claim@untested\endcsname{untestable}" in verdicts
     assert r"\csname rc@claim@judged_on_p\endcsname{refuted}" in verdicts

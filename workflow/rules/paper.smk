@@ -8,6 +8,8 @@
 from pathlib import Path as _Path
 
 from analysis.llm.store import iter_store as _iter_store
+from analysis.paper.plan_history import plan_revision as _plan_revision
+from analysis.paper.plan_history import study_file as _study_file
 from analysis.paper.tables import TABLE_NAMES as _TABLE_NAMES
 from analysis.software import package_fingerprint as _package_fingerprint
 
@@ -21,6 +23,10 @@ PAPER_TABLES = [f"{PAPER_GENERATED}/tables/{name}.tex" for name in _TABLE_NAMES]
 #: the simulated world's truth-vs-estimate table (a sentence on real data; rule below)
 VALIDATION_TABLE = f"{PAPER_GENERATED}/tables/validation.tex"
 CALL_SHARDS = [str(p) for _, _, p in _iter_store(CFG["llm"]["store"])]
+#: the analysis plan: the claims and the study file with its margins (rule `claims` prints
+#: when each threshold last changed, from git history; only that rule reads the history)
+STUDY_FILE = _study_file(REPO, CFG["study"]["name"])
+PLAN_FILES = ["paper/claims.yaml", STUDY_FILE]
 
 
 rule call_usage:
@@ -133,10 +139,11 @@ rule validation_table:
 
 
 rule claims:
-    """The paper's qualitative claims checked against the records; an unsupported one stops the build."""
+    """The paper's qualitative claims checked against the records (an unsupported one stops the build), with the margins of the scorecard and when each threshold last changed."""
     input:
         numbers=f"{RESULTS}/numbers.json",
         claims="paper/claims.yaml",
+        study=STUDY_FILE,
     output:
         json=report(
             f"{RESULTS}/claims.json",
@@ -152,8 +159,13 @@ rule claims:
     resources:
         mem_mb=500,
     params:
-        cfg=subtree(CFG, "paper.claims_mode"),
-        code=code_hash("analysis.paper.claims", "analysis.paper.latex"),
+        cfg=subtree(CFG, "paper.claims_mode", "study"),
+        plan=_plan_revision(REPO, PLAN_FILES),
+        code=code_hash(
+            "analysis.paper.claims",
+            "analysis.paper.plan_history",
+            "analysis.paper.latex",
+        ),
     script:
         "../scripts/claims.py"
 
