@@ -1,17 +1,27 @@
 """Stage 2 retrieval baselines: BM25 and MiniLM similarity between prompt and attribute.
 
-Each baseline scores every (prompt, attribute) item and turns the score into YES/NO with one
-threshold per round, chosen to maximize F1 against the human majority on a *development*
-split of that round's prompts. Precision, recall and F1 are then measured on the remaining
-*evaluation* prompts only, with bootstrap intervals that resample prompts (items of one prompt
-share its wording, so they are not independent). No evaluation item ever influences a
-threshold.
+Each baseline scores every (prompt, attribute) item and selects, in each (user, prompt) pair,
+its ``k`` highest-scoring attributes, with ``k`` set from the people's relevance rate on a
+*development* split of that round's prompts: ``k = round(r * m)`` for a pair of ``m``
+attributes, ``r`` the human majority's share of relevant items on the development prompts
+(halves round up; equal scores at the cut go by the items' order, a fixed arbitrary order).
+Precision, recall and F1 are then measured on the remaining *evaluation* prompts only, with
+bootstrap intervals that resample prompts (items of one prompt share its wording, so they are
+not independent). No evaluation item ever influences a selection.
+
+Why this rule and not a score threshold chosen to maximize F1: the human majority marks about
+one attribute in five relevant, and at that prevalence the F1-maximizing cut of a weak score
+marks every attribute relevant (recall 1, precision the prevalence p, F1 = 2p / (1 + p)), so
+the "baseline" becomes the all-positive rule; a ``k`` tuned for F1 drifts back to the same
+place. A rule that selects as many attributes as people do can say no, so its precision and
+recall say something about the score. The all-positive rule is reported as its own row
+(``all-positive``), on the same evaluation prompts, for what F1 gives away for free.
 
 BM25 (``rank-bm25``'s Okapi BM25) treats each attribute as a document of the round's corpus
 (every distinct attribute of the round) and the prompt as the query, so scores are comparable
-across users and one threshold means the same everywhere. Tokens are lower-cased words without
-English stop words and without "user" (every attribute starts "The user ..."). The embedding
-baseline is the cosine between the MiniLM vectors of prompt and attribute.
+across users. Tokens are lower-cased words without English stop words and without "user"
+(every attribute starts "The user ..."). The embedding baseline is the cosine between the
+MiniLM vectors of prompt and attribute.
 """
 
 from __future__ import annotations
@@ -34,7 +44,13 @@ from analysis.stats.baseline_scores import BaselineSplit, baseline_score_records
 
 BM25 = "bm25"
 EMBEDDING = "minilm-embedding"
-RAW_NAMES = {BM25: "rank-bm25 BM25Okapi", EMBEDDING: "all-MiniLM-L6-v2 cosine"}
+#: the rule that marks every attribute relevant, reported beside the baselines
+ALL_POSITIVE = "all-positive"
+RAW_NAMES = {
+    BM25: "rank-bm25 BM25Okapi",
+    EMBEDDING: "all-MiniLM-L6-v2 cosine",
+    ALL_POSITIVE: "every attribute marked relevant",
+}
 
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"user", "users", "s"}
 
@@ -50,7 +66,7 @@ BASELINE_VOTE_COLUMNS = (
     "vote",
     "split",
     "score",
-    "threshold",
+    "k",
 )
 
 
@@ -123,44 +139,40 @@ def embedding_scores(
     return np.einsum("ij,ij->i", p, a)
 
 
-def choose_threshold(scores: np.ndarray, gold: np.ndarray) -> float:
-    """The cut maximizing F1 of ``score >= t`` on these (development) items.
-
-    Candidates are the distinct scores; the chosen cut sits halfway to the next lower score,
-    so an unseen score equal to a dev score falls on the same side. Ties in F1 go to the
-    higher threshold (fewer YES votes).
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    gold = np.asarray(gold, dtype=bool)
-    if not gold.any():
-        raise ValueError("choose_threshold: the development items have no positive label")
-    order = np.argsort(-scores, kind="stable")
-    s, g = scores[order], gold[order]
-    tp = np.cumsum(g)
-    k = np.arange(1, len(s) + 1)
-    # only cut after the last of a run of equal scores
-    last = np.r_[s[1:] != s[:-1], True]
-    f1 = np.where(last, 2 * tp / (k + g.sum()), -1.0)
-    best = int(np.argmax(f1))  # first maximum = highest threshold among ties
-    if best + 1 < len(s):
-        return float((s[best] + s[best + 1]) / 2)
-    return float(s[best])
+def top_k_per_pair(
+    scores: np.ndarray, pairs: np.ndarray, rate: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(k, selected)`` per item: in each pair, the ``k = round(rate * m)`` highest-scoring of
+    its ``m`` items are selected (halves round up); equal scores at the cut go by the items'
+    order."""
+    frame = pd.DataFrame(
+        {"pair": pairs, "neg": -np.asarray(scores, dtype=np.float64), "pos": np.arange(len(pairs))}
+    )
+    ordered = frame.sort_values(["pair", "neg", "pos"], kind="stable")
+    rank = ordered.groupby("pair", sort=False).cumcount().to_numpy()
+    size = ordered.groupby("pair", sort=False)["pos"].transform("size").to_numpy()
+    where = ordered["pos"].to_numpy()
+    k = np.zeros(len(pairs), dtype=np.int64)
+    k[where] = np.floor(rate * size + 0.5).astype(np.int64)
+    selected = np.zeros(len(pairs), dtype=bool)
+    selected[where] = rank < k[where]
+    return k, selected
 
 
 @dataclass(frozen=True)
 class BaselineEvaluation:
-    """One baseline on one round: the threshold and its votes on every item."""
+    """One baseline on one round: its selection rate and its votes on every item."""
 
     baseline: str
     round: str
-    threshold: float
+    selection_rate: float
     votes: pd.DataFrame  # BASELINE_VOTE_COLUMNS
     records: list[Record]
 
 
 def evaluate_baseline(
     items: pd.DataFrame,
-    scores: np.ndarray,
+    scores: np.ndarray | None,
     baseline: str,
     *,
     dev_fraction: float,
@@ -169,11 +181,13 @@ def evaluate_baseline(
     ci_level: float,
     ci_method: str,
 ) -> list[BaselineEvaluation]:
-    """Threshold on each round's dev prompts; votes on every item, scores from ``stats``."""
+    """The rate on each round's dev prompts; votes on every item, scores from ``stats``.
+
+    ``scores=None`` is the all-positive rule: every item YES, nothing chosen on dev prompts.
+    """
     out: list[BaselineEvaluation] = []
     for rnd, rows in items.groupby("round", sort=True):
         pos = items.index.get_indexer(rows.index)
-        sc = scores[pos]
         prompts = sorted(rows["prompt_id"].unique())
         if len(prompts) < 2:
             continue
@@ -182,14 +196,30 @@ def evaluate_baseline(
         gold = rows["gold"].to_numpy(dtype=bool)
         if not gold[is_dev].any() or not gold[~is_dev].any():
             continue
-        t = choose_threshold(sc[is_dev], gold[is_dev])
-        pred = sc >= t
+        rate = float(gold[is_dev].mean())
+        if scores is None:
+            sc = np.full(len(rows), np.nan)
+            k = rows.groupby(["user_id", "prompt_id"])["item_id"].transform("size").to_numpy()
+            pred = np.ones(len(rows), dtype=bool)
+            rule = "no score: every attribute of every pair is marked relevant"
+        else:
+            sc = scores[pos]
+            pairs = (
+                rows["user_id"].astype(str) + "\x1f" + rows["prompt_id"].astype(str)
+            ).to_numpy()
+            k, pred = top_k_per_pair(sc, pairs, rate)
+            rule = (
+                "in each (user, prompt) pair the k highest-scoring attributes, "
+                f"k = round({rate:.4f} x the pair's attributes), {rate:.4f} being the human "
+                f"majority's relevance rate on the {len(dev_p)} development prompts"
+            )
         boot_seed = derive_seed(seed, f"stage2.{rnd}.baselines.bootstrap", scheme=SeedScheme.stages)
         split = BaselineSplit(
             baseline=baseline,
             method_name=RAW_NAMES[baseline],
             round=str(rnd),
-            threshold=t,
+            rule=rule,
+            selection_rate=rate,
             pred=pred,
             gold=gold,
             is_dev=is_dev,
@@ -213,10 +243,10 @@ def evaluate_baseline(
                 "vote": pred,
                 "split": np.where(is_dev, "dev", "eval"),
                 "score": sc,
-                "threshold": t,
+                "k": np.asarray(k, dtype=np.int64),
             }
         )
-        out.append(BaselineEvaluation(baseline, str(rnd), t, votes, records))
+        out.append(BaselineEvaluation(baseline, str(rnd), rate, votes, records))
     return out
 
 
@@ -239,11 +269,13 @@ def baseline_step(
     stats: StatsConfig,
     seed: int,
 ) -> tuple[pd.DataFrame, list[Record]]:
-    """Both baselines on every round with a human majority: their votes and records."""
+    """Both baselines and the all-positive rule on every round with a human majority: their
+    votes and records."""
     items = gold_items(votes, prompts_table, attributes)
-    scores = {
+    scores: dict[str, np.ndarray | None] = {
         BM25: bm25_scores(items, k1=float(baselines.bm25_k1), b=float(baselines.bm25_b)),
         EMBEDDING: embedding_scores(items, prompt_vectors, attribute_vectors),
+        ALL_POSITIVE: None,
     }
     evaluations: list[BaselineEvaluation] = []
     for name, sc in scores.items():

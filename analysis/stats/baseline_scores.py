@@ -1,7 +1,7 @@
 """How well a retrieval baseline's YES/NO votes match the human majority on held-out prompts.
 
-The stage (:mod:`analysis.stages.baselines`) scores items, picks a threshold on development
-prompts and writes the votes table; this module turns the evaluation prompts' votes into
+The stage (:mod:`analysis.stages.baselines`) scores items, sets how many to select from the
+development prompts and writes the votes table; this module turns the evaluation prompts' votes into
 precision, recall and F1 with cluster-bootstrap intervals that resample prompts (items of
 one prompt share its wording, so they are not independent).
 """
@@ -38,7 +38,8 @@ class BaselineSplit:
     baseline: str
     method_name: str  # e.g. "rank-bm25 BM25Okapi"
     round: str
-    threshold: float
+    rule: str  # how the votes were made from the scores, for the method sentence
+    selection_rate: float  # the human majority's rate on the development prompts
     pred: np.ndarray  # bool, every item of the round
     gold: np.ndarray  # bool, human majority YES
     is_dev: np.ndarray  # bool, item's prompt is a development prompt
@@ -66,7 +67,7 @@ def baseline_score_records(
             continue
         ci = boot[stat].ci(ci_level, ci_method)  # type: ignore[arg-type]
         extra: dict[str, Any] = {
-            "threshold": split.threshold,
+            "dev_majority_yes_rate": split.selection_rate,
             "n_dev_prompts": split.n_dev_prompts,
             "n_eval_prompts": n_eval_prompts,
             "n_dev_items": int(split.is_dev.sum()),
@@ -81,9 +82,8 @@ def baseline_score_records(
                 value=float(point[stat]),
                 fmt=".3f",
                 method=(
-                    f"{split.method_name} score thresholded at the F1-maximizing cut on "
-                    f"{split.n_dev_prompts} development prompts; {stat} against the human "
-                    f"majority on the other {n_eval_prompts} prompts; {ci.text}"
+                    f"{split.method_name}: {split.rule}; {stat} against the human majority on "
+                    f"the other {n_eval_prompts} prompts; {ci.text}"
                 ),
                 code=f"{MODULE}:baseline_score_records",
                 ci_low=ci.low,
@@ -91,6 +91,7 @@ def baseline_score_records(
                 ci_high=ci.high,
                 n=int((~split.is_dev).sum()),
                 seed=seed,
+                unit="items",
                 extra=extra,
             )
         )

@@ -1,4 +1,5 @@
-"""Baseline thresholds come from development prompts only; BM25 and MiniLM are sane."""
+"""Baselines select as many attributes per pair as people do on development prompts; the
+all-positive rule is its own row; BM25 and MiniLM are sane."""
 
 from __future__ import annotations
 
@@ -8,32 +9,32 @@ import pytest
 
 from analysis.stages import baselines
 from analysis.stages.baselines import (
+    ALL_POSITIVE,
     BM25,
     EMBEDDING,
     bm25_scores,
-    choose_threshold,
     evaluate_baseline,
     gold_items,
     tokenize,
+    top_k_per_pair,
 )
 from analysis.stages.selection import split_groups
 from analysis.stats.baseline_scores import precision_recall_f1
 
-
-def test_choose_threshold_maximizes_f1() -> None:
-    scores = np.array([0.9, 0.8, 0.7, 0.4, 0.2, 0.1])
-    gold = np.array([True, True, False, True, False, False])
-    t = choose_threshold(scores, gold)
-    # cut after 0.4 -> tp 3, fp 1: F1 = 6/7, the best; halfway to the next score
-    assert t == pytest.approx(0.3)
-    assert precision_recall_f1(scores >= t, gold)[2] == pytest.approx(6 / 7)
-    with pytest.raises(ValueError):
-        choose_threshold(scores, np.zeros(6, bool))
+KW = dict(dev_fraction=0.3, seed=11, n_boot=50, ci_level=0.95, ci_method="percentile")
 
 
-def test_ties_are_never_split() -> None:
-    t = choose_threshold(np.array([0.5, 0.5, 0.5, 0.1]), np.array([True, False, False, False]))
-    assert t == pytest.approx(0.3)  # all three 0.5s go together
+def test_top_k_takes_the_people_s_share_of_each_pair() -> None:
+    pairs = np.array(["a"] * 5 + ["b"] * 10)
+    scores = np.r_[[0.1, 0.9, 0.3, 0.3, 0.2], np.arange(10) / 10]
+    k, selected = top_k_per_pair(scores, pairs, 0.25)
+    # round(1.25) = 1 of five, round(2.5) = 3 of ten (halves up)
+    assert k.tolist() == [1] * 5 + [3] * 10
+    assert selected[:5].tolist() == [False, True, False, False, False]
+    assert selected[5:].tolist() == [False] * 7 + [True] * 3
+    # equal scores at the cut go by the items' order
+    _, tied = top_k_per_pair(np.array([0.5, 0.5, 0.5, 0.1]), np.array(["p"] * 4), 0.5)
+    assert tied.tolist() == [True, True, False, False]
 
 
 def _synthetic_items(n_prompts: int = 10, per_prompt: int = 6, seed: int = 0) -> pd.DataFrame:
@@ -44,7 +45,7 @@ def _synthetic_items(n_prompts: int = 10, per_prompt: int = 6, seed: int = 0) ->
             rows.append(
                 {
                     "item_id": f"i{p}-{k}",
-                    "user_id": f"u{k}",
+                    "user_id": f"u{k // 3}",
                     "prompt_id": f"p{p:02d}",
                     "attribute_id": f"a{k}",
                     "round": "final",
@@ -54,24 +55,47 @@ def _synthetic_items(n_prompts: int = 10, per_prompt: int = 6, seed: int = 0) ->
     return pd.DataFrame(rows)
 
 
-def test_threshold_ignores_evaluation_labels() -> None:
+def test_the_selection_ignores_evaluation_labels() -> None:
     items = _synthetic_items()
     scores = np.random.default_rng(1).random(len(items)) + items["gold"].to_numpy() * 0.3
-    kw = dict(dev_fraction=0.3, seed=11, n_boot=50, ci_level=0.95, ci_method="percentile")
-    base = evaluate_baseline(items, scores, BM25, **kw)[0]
+    base = evaluate_baseline(items, scores, BM25, **KW)[0]
     dev_prompts, _ = split_groups(
         sorted(items["prompt_id"].unique()), 0.3, 11, "stage2.final.baselines.split"
     )
-    # flip every evaluation label (keeping at least one positive): the threshold must not move
+    dev = items["prompt_id"].isin(dev_prompts)
+    assert base.selection_rate == pytest.approx(items.loc[dev, "gold"].mean())
+    # flip every evaluation label: the votes must not move
     flipped = items.copy()
-    is_eval = ~flipped["prompt_id"].isin(dev_prompts)
-    flipped.loc[is_eval, "gold"] = ~flipped.loc[is_eval, "gold"]
-    again = evaluate_baseline(flipped, scores, BM25, **kw)[0]
-    assert again.threshold == base.threshold
-    # ... while changing a development label can move it
+    flipped.loc[~dev, "gold"] = ~flipped.loc[~dev, "gold"]
+    again = evaluate_baseline(flipped, scores, BM25, **KW)[0]
+    assert again.votes["vote"].tolist() == base.votes["vote"].tolist()
     assert set(base.votes.loc[base.votes["split"] == "dev", "prompt_id"]) == set(dev_prompts)
-    dev_only = items[items["prompt_id"].isin(dev_prompts)]
-    assert base.threshold == choose_threshold(scores[dev_only.index], dev_only["gold"].to_numpy())
+    # each pair gets round(rate x its items), here three items per (user, prompt) pair
+    k = int(np.floor(base.selection_rate * 3 + 0.5))
+    per_pair = base.votes.groupby(["user_id", "prompt_id"])["vote"].sum()
+    assert (per_pair == k).all() and (base.votes["k"] == k).all()
+
+
+def test_the_rule_can_say_no_where_an_f1_cut_marks_everything() -> None:
+    """At a prevalence of about one in five, a weak score's F1-maximizing cut marks every item
+    (F1 = 2p / (1 + p)); the top-k rule selects the people's share and keeps recall below one.
+    The all-positive rule is its own row: recall 1, precision the prevalence."""
+    items = _synthetic_items(n_prompts=20, per_prompt=10, seed=3)
+    items["gold"] = np.random.default_rng(4).random(len(items)) < 0.2
+    scores = np.random.default_rng(5).random(len(items))  # no signal at all
+    top_k = evaluate_baseline(items, scores, EMBEDDING, **KW)[0]
+    assert top_k.votes["vote"].mean() < 0.5
+    everything = evaluate_baseline(items, None, ALL_POSITIVE, **KW)[0]
+    assert everything.votes["vote"].all()
+    recs = {r.key: r for r in everything.records}
+    ev = everything.votes["split"] == "eval"
+    p = items.set_index("item_id").loc[everything.votes.loc[ev, "item_id"], "gold"].mean()
+    assert recs["stage2.final.recall_vs_majority.all-positive"].value == 1.0
+    assert recs["stage2.final.precision_vs_majority.all-positive"].value == pytest.approx(p)
+    assert recs["stage2.final.f1_vs_majority.all-positive"].value == pytest.approx(2 * p / (1 + p))
+    assert (
+        "every attribute of every pair" in recs["stage2.final.f1_vs_majority.all-positive"].method
+    )
 
 
 def test_records_use_evaluation_items_only_with_prompt_cluster_ci() -> None:

@@ -1,5 +1,6 @@
 # Stage 2 (docs/stages.md): every configured model votes YES/NO per relevance item; the BM25
-# and MiniLM baselines are thresholded on development prompts and scored on the others.
+# and MiniLM baselines select per pair as many attributes as people do on development prompts
+# and are scored on the others, beside the all-positive rule.
 
 
 rule relevance_votes:
@@ -23,7 +24,7 @@ rule relevance_votes:
 
 
 rule baseline_votes:
-    """BM25 and MiniLM retrieval baselines: dev-split thresholds, P/R/F1 vs the human majority."""
+    """BM25 and MiniLM retrieval baselines (top k per pair, k from people's rate on dev prompts) and the all-positive rule: P/R/F1 vs the human majority."""
     input:
         votes=results("tables/relevance_votes.parquet"),
         prompts=results("tables/prompts.parquet"),
