@@ -11,10 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from analysis.paper.scorecard import DIFFERS, PARTIAL, REPRODUCED, scorecard_rows
+from analysis.paper.scorecard import (
+    DIFFERENT_METHOD,
+    DIFFERS,
+    NOT_IN_DATASET,
+    PARTIAL,
+    REPRODUCED,
+    scorecard_rows,
+)
 from analysis.settings import load_study
 from tests.conftest import make_workflow_copy, run_snakemake
 from tests.paper.test_latex_log import log_defects
+from tests.paper.test_scorecard import unit_problems
 from tests.stats.test_p_values import numbers_disagreements
 from tests.test_docs_numbers import docs_texts, typed_results
 
@@ -131,6 +139,23 @@ def test_real_build_scorecard_verdicts_of_the_stage2_headlines(real_build: Path)
     moved["stage2.final.relevance_rate.human_majority"]["value"] = 0.31
     rows = {r.name: r.verdict for r in scorecard_rows(study, moved, simulated=False)}
     assert rows["human_relevance_rate"] == DIFFERS
+
+    # What the release supports is data beside the published figures, and this build agrees
+    # with it: a figure the release cannot support has no record here; one it supports has.
+    # Every computed record the scorecard reads counts the unit of its published figure.
+    for name, entry in study.published.items():
+        got = {v["display"] for k, v in verdict.items() if k.split(".", 1)[0] == name}
+        if entry.release == "no":
+            assert got <= {NOT_IN_DATASET, DIFFERENT_METHOD}, (name, got)
+        elif entry.release == "yes":
+            assert got and NOT_IN_DATASET not in got, (name, got)
+    assert unit_problems(study, numbers) == []
+    support = (real_build / "paper/generated/annotation_tool/tables/data_support.tex").read_text()
+    assert support.count(r"\rc{repro.") == len(study.published)
+    # a real build judges by the rules: the study's own data by rounding, the rest by margins
+    assert verdict["human_relevance_rate"]["extra"]["rule"] == "rounding"
+    assert verdict["f1_bm25"]["extra"]["rule"] == "margin"
+    assert "equivalence margin" in verdict["f1_bm25"]["extra"]["reason"]
 
     printed = subprocess.run(
         [sys.executable, "-m", "analysis.cli", "scorecard", "--dataset", "annotation_tool"],
