@@ -2,7 +2,9 @@
 
 One row per ``repro.<name>.verdict`` record that carries an interval (counts have none and
 stay in the table only). The bar is this build's CI (dot: the estimate); the published
-figure is a vertical tick, or a shaded span for a published range ("40-60%"). Quantities on
+figure is a vertical tick, or a shaded span for a published range ("40-60%"), and a lighter
+span marks its equivalence region (published value or range +/- the entry's margin, which the
+verdict holds the interval against). Quantities on
 a bounded scale (shares, kappas, F1, correlations, rating gaps) share the left panel; ratios
 (over-selection) have their own, so neither squashes the other. Rows are in the published
 file's order (``extra.order``); the verdict label ends each row's name.
@@ -40,6 +42,7 @@ class _Row:
     low: float
     high: float
     published: tuple[float, float]
+    region: tuple[float, float] | None
     verdict: str
     key: str
 
@@ -59,12 +62,15 @@ def _rows(records: Records) -> list[_Row]:
             raise FigureDataError(f"record {key} has no repro.{name}.published beside it")
         pextra = pub.get("extra") or {}
         span = pextra.get("range") or [pub["value"], pub["value"]]
+        eq_low, eq_high = extra.get("equivalence_low"), extra.get("equivalence_high")
+        region = None if eq_low is None or eq_high is None else (float(eq_low), float(eq_high))
         row = _Row(
             label=f"{extra.get('quantity', name)}: {rec.get('display')}",
             value=float(value),
             low=float(low),
             high=float(high),
             published=(float(span[0]), float(span[1])),
+            region=region,
             verdict=str(rec.get("display")),
             key=key,
         )
@@ -81,7 +87,7 @@ def scorecard_figure(records: Records) -> StudyFigure:
     caption = (
         "Each published figure of the study against this build: the bar is this build's "
         "confidence interval (dot: the estimate), the tick the published value, the shaded "
-        "span a published range."
+        "span a published range, the light span the equivalence region."
     )
     rows = _rows(records)
     if not rows:
@@ -104,6 +110,14 @@ def scorecard_figure(records: Records) -> StudyFigure:
         )[:, 0]
         for ax, panel in zip(axes, panels, strict=True):
             for y, row in enumerate(panel):
+                if row.region is not None and row.region[1] > row.region[0]:
+                    ax.fill_betweenx(
+                        [y - 0.35, y + 0.35],
+                        *row.region,
+                        color="#F0F0F0",
+                        zorder=0.5,
+                        gid="margin",
+                    )
                 low, high = row.published
                 if high > low:
                     ax.fill_betweenx(

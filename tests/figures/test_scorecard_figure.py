@@ -31,3 +31,11 @@ def test_bars_in_two_panels_by_scale_and_counts_left_out() -> None:
 def test_no_interval_is_a_labelled_placeholder() -> None:
     fig = scorecard_figure({})
     assert not fig.study.available and "interval" in (fig.study.reason or "")
+
+
+def test_the_equivalence_region_is_drawn_behind_the_interval() -> None:
+    records = _pair("share", 0.5, 0.47, 0.53, 0.5, equivalence_low=0.45, equivalence_high=0.55)
+    fig = scorecard_figure(records)
+    spans = [a for ax in fig.axes for a in ax.collections if a.get_gid() == "margin"]
+    assert len(spans) == 1
+    assert spans[0].get_paths()[0].get_extents().x0 == 0.45
