@@ -479,8 +479,29 @@ def load_study(path: Any) -> StudyConfig:
 
 
 @dataclass
+class DataNouns:
+    """``data.nouns``: the words the paper uses for who is in a dataset.
+
+    Why here: a figure, caption or sentence about the raters or users must say what they are in
+    the build at hand (simulated raters in the bundled world, people in the authors' exports),
+    so the words come from the dataset's config, never from the text or the drawing code.
+    """
+
+    #: the human raters, plural ("people"; "simulated raters")
+    people: str
+    #: one human rater ("person"; "simulated rater")
+    person: str
+    #: the dataset's users, plural ("users"; "simulated users")
+    users: str
+    #: the users whose histories come from real chats in the study ("WildChat users")
+    chat_users: str
+    #: the model raters whose votes, answers and ratings the dataset holds
+    models: str
+
+
+@dataclass
 class DataConfig:
-    """``data``: which dataset, read by which adapter, from where."""
+    """``data``: which dataset, read by which adapter, from where, and what to call its parts."""
 
     name: str
     adapter: str
@@ -492,6 +513,8 @@ class DataConfig:
     distinct_annotators: list[list[str]]
     #: groups of pilot attribute texts that differ only in case or space yet are different
     distinct_attributes: list[list[str]]
+    #: what the paper calls the dataset's raters, users and models
+    nouns: DataNouns
 
     def __post_init__(self) -> None:
         check_path_component("data.name", self.name)

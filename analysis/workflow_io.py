@@ -149,10 +149,12 @@ def run_model_step(smk: Any) -> pd.DataFrame:
 def draw_rule_figure(smk: Any) -> dict[str, Any]:
     """Draw the rule's figure (``params.figure``, an entry of the figure registry) and save it."""
     from analysis.figures.registry import STUDY_FIGURES
+    from analysis.settings import DataNouns, from_params
 
     spec = STUDY_FIGURES[smk.params.figure]
     tables = [pd.read_parquet(smk.input[name]) for name in spec.tables]
-    return save_rule_figure(spec.draw(*tables, read_records(smk.input.records)), smk)
+    nouns = from_params(DataNouns, smk.params.cfg["data.nouns"], "data.nouns")
+    return save_rule_figure(spec.draw(*tables, read_records(smk.input.records), nouns=nouns), smk)
 
 
 def save_rule_figure(fig: StudyFigure, smk: Any) -> dict[str, Any]:

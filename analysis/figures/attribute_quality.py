@@ -1,11 +1,14 @@
 """Figure 2: how people judge extracted attributes, by the source of the user.
 
 One horizontal stacked bar per source (real sources first, then synthetic benchmarks, each
-block labelled), split into the shares of human judgments that accept, are unsure about or
-reject the attribute; where a source kind has several sources, a pooled bar per kind follows.
-The shares come from the human ``attribute_judgments`` (one count per judgment, as the
-acceptance records count them); the interval on the accepted share is the CI of the record
-``stage1.acceptance_rate.<source>`` (``.real`` / ``.synthetic`` for pooled bars).
+block under a heading in the dataset's words), split into the shares of human judgments that
+accept, are unsure about or reject the attribute; where a source kind has several sources, a
+pooled bar per kind follows. The shares come from the human ``attribute_judgments`` (one count
+per judgment, as the acceptance records count them); the interval, drawn where the accepted
+share ends, is the CI of the record ``stage1.acceptance_rate.<source>`` (``.real`` /
+``.synthetic`` for pooled bars). The records hold intervals for the accepted share only (the
+share the study's claims are about; its complement is the share not accepted), so the
+uncertain and rejected segments carry none, and the legend and caption say so.
 
 Like the stage-1 records, the figure describes one round: ``final``, else ``pilot`` (the
 round named in the records' ``extra.round`` wins). Rounds are never pooled.
@@ -17,6 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from analysis.figures.estimates import (
     CI_NOTE,
@@ -27,13 +31,17 @@ from analysis.figures.estimates import (
     estimate,
 )
 from analysis.figures.style import (
+    CI_COLOUR,
     COLUMN_WIDTH,
     LABEL_COLOURS,
+    MIN_FONT_PT,
+    NEUTRAL_NOUNS,
     StudyFigure,
     new_figure,
     placeholder_figure,
     style_context,
 )
+from analysis.settings import DataNouns
 
 NAME = "attribute_quality"
 CODE = "analysis.figures.attribute_quality:attribute_quality_figure"
@@ -105,12 +113,19 @@ def label_shares(human: pd.DataFrame, users: pd.DataFrame, round_name: str) -> p
     return shares.reset_index(drop=True)
 
 
-def kind_label(kind: str, sources: Iterable[str]) -> str:
-    """The block label of a source kind; simulated "real" users (sources named ``sim-*``, the
-    bundled world's convention) are labelled real-like, never real."""
+def kind_label(kind: str, sources: Iterable[str], nouns: DataNouns = NEUTRAL_NOUNS) -> str:
+    """The heading of a source kind's block: the dataset's word for its chat users (the study's
+    WildChat users), or the benchmark personas; simulated sources (``sim-*``, the bundled
+    world's convention) are called simulated, never real."""
     pooled = [s for s in sources if not str(s).startswith("all ")]
-    if kind == "real" and pooled and all(str(s).startswith("sim-") for s in pooled):
-        return "real-like (simulated)"
+    simulated = bool(pooled) and all(str(s).startswith("sim-") for s in pooled)
+    if kind == "real":
+        words = nouns.chat_users
+        if simulated and "simulated" not in words:
+            words = f"{words} (simulated)"
+        return words
+    if kind == "synthetic":
+        return "benchmark personas" + (" (simulated)" if simulated else "")
     return kind
 
 
@@ -138,15 +153,20 @@ def with_pooled(shares: pd.DataFrame) -> pd.DataFrame:
 
 
 def attribute_quality_figure(
-    judgments: pd.DataFrame, users: pd.DataFrame, records: Records
+    judgments: pd.DataFrame,
+    users: pd.DataFrame,
+    records: Records,
+    *,
+    nouns: DataNouns | None = None,
 ) -> StudyFigure:
     """Stacked shares of accepted / uncertain / rejected per source, CI on the accepted share."""
     _require(judgments, "attribute_judgments", JUDGMENT_COLUMNS)
     _require(users, "users", USER_COLUMNS)
+    nouns = nouns or NEUTRAL_NOUNS
     human = judgments.loc[judgments["rater_kind"].astype(str) == "human"]
     caption = (
-        "Attribute quality by source of the user: shares of human judgments that accept, are "
-        "unsure about, or reject an extracted attribute."
+        f"Attribute quality by source of the user: shares of the judgments of {nouns.people} "
+        "that accept, are unsure about, or reject an extracted attribute (unit: one judgment)."
     )
     if human.empty:
         return placeholder_figure(
@@ -159,24 +179,30 @@ def attribute_quality_figure(
     rnd = _round(human, records)
     rows = with_pooled(label_shares(human, users, rnd))
     n_rows = len(rows)
+    kinds = list(dict.fromkeys(rows["source_kind"]))
     fig = new_figure(
         NAME,
         CODE,
         width=COLUMN_WIDTH,
-        height=0.9 + 0.24 * n_rows + 0.15 * rows["source_kind"].nunique(),
-        caption=f"{caption} Human judgments of the {rnd} round. {CI_NOTE}",
+        height=0.85 + 0.2 * n_rows + 0.22 * len(kinds),
+        caption=(
+            f"{caption} Judgments of the {rnd} round. The interval is that of the accepted "
+            f"share (the records hold none for the other two). {CI_NOTE}"
+        ),
     )
     used: list[str] = []
     with style_context():
         ax = fig.add_subplot()
-        # one gap between kind blocks
-        ypos, y, prev = [], 0.0, None
-        for kind in rows["source_kind"]:
-            if prev is not None and kind != prev:
-                y += 0.6
-            ypos.append(y)
-            y += 1.0
-            prev = kind
+        # each kind's block opens with a heading row of its own (no label runs into another)
+        ypos, headings, y = [], [], 0.0
+        for kind in kinds:
+            in_kind = (rows["source_kind"] == kind).to_numpy()
+            headings.append((y, kind_label(str(kind), rows.loc[in_kind, "source"], nouns)))
+            y += 0.85
+            for _ in range(int(in_kind.sum())):
+                ypos.append(y)
+                y += 1.0
+            y += 0.2
         ypos_arr = np.asarray(ypos)
         left = np.zeros(n_rows)
         for lab in LABELS:
@@ -211,30 +237,32 @@ def attribute_quality_figure(
                 positions.append(float(pos))
                 ests.append(est)
                 used.append(est.key)
-        draw_intervals(ax, positions, ests, horizontal=True, cap=0.18)
+        coll = draw_intervals(ax, positions, ests, horizontal=True, cap=0.18)
         labels = [f"{s}  (n={int(n):,})" for s, n in zip(rows["source"], rows["n"], strict=True)]
         ax.set_yticks(ypos_arr, labels)
-        ax.invert_yaxis()
+        for y_head, text in headings:
+            ax.text(
+                -0.02,
+                y_head,
+                text,
+                transform=ax.get_yaxis_transform(),
+                ha="right",
+                va="center",
+                fontsize=MIN_FONT_PT,
+                fontstyle="italic",
+                gid="block-label",
+            )
+        ax.set_ylim(y - 0.2, -0.6)
         ax.set_xlim(0, 1)
         ax.set_xticks(np.linspace(0, 1, 6), [f"{int(t * 100)}%" for t in np.linspace(0, 1, 6)])
-        ax.set_xlabel("share of human judgments")
+        ax.set_xlabel("share of judgments")
         ax.spines["left"].set_visible(False)
         ax.tick_params(axis="y", length=0)
-        for kind in rows["source_kind"].unique():
-            in_kind = (rows["source_kind"] == kind).to_numpy()
-            block = ypos_arr[in_kind]
-            ax.annotate(
-                kind_label(str(kind), rows.loc[in_kind, "source"]),
-                xy=(1.01, float(block.mean())),
-                xycoords=("axes fraction", "data"),
-                rotation=-90,
-                ha="left",
-                va="center",
-                fontsize=7,
-                fontstyle="italic",
-            )
-        fig.legend(
-            *ax.get_legend_handles_labels(), loc="outside upper center", ncols=3, handlelength=1.2
-        )
+        handles, names = ax.get_legend_handles_labels()
+        if coll is not None:
+            level = float(ests[0].record.get("ci_level") or 0.95)
+            handles.append(Line2D([], [], color=CI_COLOUR, linewidth=1.0))
+            names.append(f"{level:.0%} CI of the accepted share")
+        fig.legend(handles, names, loc="outside upper center", ncols=2, handlelength=1.2)
     fig.study.records = sorted(used)
     return fig

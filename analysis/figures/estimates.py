@@ -75,6 +75,14 @@ def estimate(records: Records, key: str) -> RecordPoint | None:
     return RecordPoint(key=key, value=value, low=low, high=high, record=rec)
 
 
+def caveat_of_record(record: Mapping[str, Any]) -> str | None:
+    """The caveat a record carries (``extra.caveat``, from ``stages.caveats``): a model whose
+    numbers the paper must not read as an annotator's (the exercise-only local model). Main
+    figures leave such a rater out and name it; the paper's appendix shows its numbers."""
+    extra = record.get("extra") or {}
+    return str(extra["caveat"]) if isinstance(extra, Mapping) and extra.get("caveat") else None
+
+
 def estimates_under(records: Records, prefix: str) -> dict[str, RecordPoint]:
     """``name -> RecordPoint`` for every key ``<prefix>.<name>`` (names may contain dots,
     as model ids like ``gpt-5.4`` do), sorted by name."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import PercentFormatter
 
 from analysis.figures.estimates import (
@@ -32,12 +34,15 @@ from analysis.figures.estimates import (
 from analysis.figures.style import (
     COLUMN_WIDTH,
     KIND_COLOURS,
+    MIN_FONT_PT,
+    NEUTRAL_NOUNS,
     REFERENCE_COLOUR,
     StudyFigure,
     new_figure,
     placeholder_figure,
     style_context,
 )
+from analysis.settings import DataNouns
 
 NAME = "mention_habit_vs_bias"
 CODE = "analysis.figures.mention_habit_vs_bias:mention_habit_vs_bias_figure"
@@ -48,8 +53,11 @@ SPEARMAN = "stage3.mention_habit_vs_bias.spearman"
 HUMAN = "human"
 
 
-def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
+def mention_habit_vs_bias_figure(
+    records: Records, *, nouns: DataNouns | None = None
+) -> StudyFigure:
     """Scatter of mention rate (x) vs mention delta (y) per model, with the Spearman record."""
+    nouns = nouns or NEUTRAL_NOUNS
     caption = (
         "How often each model mentions attributes outright as a generator against how much "
         "more it rates such mentions as a judge."
@@ -75,7 +83,7 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
         NAME,
         CODE,
         width=COLUMN_WIDTH,
-        height=2.6,
+        height=3.2,
         caption=(
             f"{caption} "
             + (
@@ -108,14 +116,14 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
                     human.low, human.high, color=KIND_COLOURS["human"], alpha=0.12, linewidth=0
                 )
             ax.annotate(
-                "people",
+                nouns.people,
                 xy=(1.0, human.value),
                 xycoords=("axes fraction", "data"),
                 xytext=(-2, 2),
                 textcoords="offset points",
                 ha="right",
                 va="bottom",
-                fontsize=6.5,
+                fontsize=MIN_FONT_PT,
                 color=KIND_COLOURS["human"],
             )
         ax.axhline(0.0, color=REFERENCE_COLOUR, linewidth=0.6, gid="zero")
@@ -149,7 +157,7 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
                 (xi, yi),
                 xytext=(3, 3),
                 textcoords="offset points",
-                fontsize=6,
+                fontsize=MIN_FONT_PT,
                 zorder=6,
                 color=REFERENCE_COLOUR if m in left_out else "black",
             )
@@ -166,14 +174,35 @@ def mention_habit_vs_bias_figure(records: Records) -> StudyFigure:
                 transform=ax.transAxes,
                 ha="left",
                 va="top",
-                fontsize=6.5,
+                fontsize=MIN_FONT_PT,
                 zorder=7,
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
                 gid="spearman",
             )
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-        ax.set_xlabel("explicit mentions as generator (share of slots)")
-        ax.set_ylabel("mention effect as judge")
+        ax.set_xlabel("explicit mentions as a generator\n(share of slots)")
+        ax.set_ylabel("mention effect as a judge\n(rating points)")
+        handles = [
+            Line2D([], [], marker="o", linestyle="none", color=KIND_COLOURS["model"], ms=4),
+        ]
+        names = ["model in the correlation"]
+        if left_out:
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker="o",
+                    linestyle="none",
+                    markerfacecolor="none",
+                    markeredgecolor=REFERENCE_COLOUR,
+                    ms=4,
+                )
+            )
+            names.append("left out (caveat)")
+        if human is not None:
+            handles.append(Patch(color=KIND_COLOURS["human"], alpha=0.3))
+            names.append(f"{nouns.people}' mention effect")
+        fig.legend(handles, names, loc="outside upper center", ncols=1, handlelength=1.2)
     fig.study.records = sorted(set(used))
     return fig
 

@@ -10,6 +10,7 @@ of the data that built this PDF.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from matplotlib.axes import Axes
@@ -18,11 +19,15 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 from analysis.figures.estimates import Records, estimate
 from analysis.figures.style import (
     KIND_COLOURS,
+    MIN_FONT_PT,
+    NEUTRAL_NOUNS,
     TEXT_WIDTH,
     StudyFigure,
+    capitalized,
     new_figure,
     style_context,
 )
+from analysis.settings import DataNouns
 
 NAME = "pipeline"
 CODE = "analysis.figures.pipeline:pipeline_figure"
@@ -33,14 +38,18 @@ EDGE = {"data": "#8C8C8C", "model": KIND_COLOURS["model"], "human": KIND_COLOURS
 
 @dataclass(frozen=True)
 class Stage:
-    """One column of the diagram: its title and the text of its three boxes."""
+    """One column of the diagram: its title and the text of its three boxes.
+
+    ``{People}``, ``{people}`` and ``{chat_users}`` are the dataset's nouns (``data.nouns``),
+    filled in when the figure is drawn: the bundled world's raters are simulated raters.
+    """
 
     number: int
     title: str
     data: str
     model: str
     human: str
-    handoff: str  # what flows to the next stage (empty for the last)
+    handoff: str  # what flows to the next stage (empty for the last; its data box names it)
     handoff_from: str = "model"  # the box it flows from: "model" or "human"
 
 
@@ -48,44 +57,48 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         1,
         "Attribute extraction",
-        "A user's chat history\n(WildChat-source users and\nsynthetic personas)",
-        "LLM extractor: attributes with a\nreason and a confidence;\nLLM verifiers: supported?",
-        "People judge each attribute:\naccepted / uncertain / rejected",
+        "A user's chat history ({chat_users} and benchmark personas)",
+        "An extractor writes attributes, each with a reason and a confidence; verifiers say "
+        "whether each is supported",
+        "{People} judge each attribute: accepted, uncertain or rejected",
         "attributes",
     ),
     Stage(
         2,
         "Relevance matching",
-        "The user's attributes\n+ a new prompt",
-        "LLMs and retrieval baselines:\nshould this attribute change\nthe response? (yes / no)",
-        "People vote yes / no;\nthe majority is the reference",
-        "relevant\nattributes",
+        "The user's attributes and a new prompt",
+        "Models and retrieval baselines: should this attribute change the response? (yes / no)",
+        "{People} vote yes / no; their majority is the reference",
+        "relevant attributes",
         "human",
     ),
     Stage(
         3,
         "Response generation",
-        "The prompt + the attributes\npeople found relevant",
-        "LLMs write a generic and a\npersonalized response;\nLLM judges rate them (1-5)",
-        "People rate personalized vs\ngeneric side by side (1-5)",
+        "The prompt and the attributes the majority found relevant",
+        "Models write a generic and a personalized response; model judges rate them (1-5)",
+        "{People} rate personalized against generic, side by side (1-5)",
         "",
     ),
 )
+#: characters per line in a box (7-pt text in a third of the text width)
+WRAP = 31
 
 #: layout in data units: columns of width 10, boxes at these heights
 _COL_W, _PAD = 10.0, 0.35
-_ROWS = {"data": (7.05, 8.35), "model": (4.0, 6.15), "human": (0.95, 3.1)}
+_ROWS = {"data": (6.95, 8.5), "model": (4.0, 6.15), "human": (0.95, 3.1)}
 
 
 def judgment_counts(records: Records, stage: int) -> tuple[str, list[str]]:
-    """``("<count> human judgments", [keys])`` for a stage from the size records, or ``("", [])``.
+    """``("<count> judgments", [keys])`` for a stage from the size records, or ``("", [])``.
 
     The final round's count (``data.n_judgments.stage<k>``) when present, else every pilot
-    round's count (``data.n_judgments.stage<k>.<round>``) with its round named.
+    round's count (``data.n_judgments.stage<k>.<round>``) with its round named. The box it
+    goes in already says who judged (the dataset's noun), so the count says only how many.
     """
     final = estimate(records, f"data.n_judgments.stage{stage}")
     if final is not None:
-        return f"{int(final.value):,} human judgments", [final.key]
+        return f"{int(final.value):,} judgments", [final.key]
     prefix = f"data.n_judgments.stage{stage}."
     keys = sorted(k for k in records if k.startswith(prefix))
     if not keys:
@@ -95,7 +108,20 @@ def judgment_counts(records: Records, stage: int) -> tuple[str, list[str]]:
         est = estimate(records, key)
         assert est is not None
         parts.append(f"{int(est.value):,} ({key[len(prefix) :]})")
-    return "human judgments:\n" + ", ".join(parts), keys
+    return "judgments:\n" + ", ".join(parts), keys
+
+
+def stage_texts(stage: Stage, nouns: DataNouns) -> dict[str, str]:
+    """The three boxes' texts of a stage in the dataset's words."""
+    words = {
+        "People": capitalized(nouns.people),
+        "people": nouns.people,
+        "chat_users": nouns.chat_users,
+    }
+    return {
+        kind: "\n".join(textwrap.wrap(text.format(**words), WRAP))
+        for kind, text in (("data", stage.data), ("model", stage.model), ("human", stage.human))
+    }
 
 
 def _box(ax: Axes, x0: float, y0: float, x1: float, y1: float, kind: str, text: str) -> None:
@@ -112,7 +138,13 @@ def _box(ax: Axes, x0: float, y0: float, x1: float, y1: float, kind: str, text: 
         )
     )
     ax.text(
-        (x0 + x1) / 2, (y0 + y1) / 2, text, ha="center", va="center", fontsize=6.5, linespacing=1.25
+        (x0 + x1) / 2,
+        (y0 + y1) / 2,
+        text,
+        ha="center",
+        va="center",
+        fontsize=MIN_FONT_PT,
+        linespacing=1.2,
     )
 
 
@@ -133,17 +165,21 @@ def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], gid: 
     )
 
 
-def pipeline_figure(records: Records | None = None) -> StudyFigure:
-    """The pipeline diagram; ``records`` (the dataset size records) add per-stage counts."""
+def pipeline_figure(
+    records: Records | None = None, *, nouns: DataNouns | None = None
+) -> StudyFigure:
+    """The pipeline diagram; ``records`` (the dataset size records) add per-stage counts and
+    ``nouns`` (``data.nouns``) name the raters and users as the dataset does."""
     records = records or {}
+    nouns = nouns or NEUTRAL_NOUNS
     fig = new_figure(
         NAME,
         CODE,
         width=TEXT_WIDTH,
-        height=2.75,
+        height=2.9,
         caption=(
-            "The three-stage personalization pipeline: in each stage language models act "
-            "(blue) and people judge the same items (vermillion)."
+            "The three-stage personalization pipeline: in each stage models act (blue) and "
+            f"{nouns.people} judge the same items (vermillion)."
         ),
     )
     used: list[str] = []
@@ -173,14 +209,15 @@ def pipeline_figure(records: Records | None = None) -> StudyFigure:
                 f"Stage {stage.number}: {stage.title}",
                 ha="center",
                 va="center",
-                fontsize=7.5,
+                fontsize=8,
                 fontweight="bold",
             )
             bx0, bx1 = x0 + 0.45, x1 - 0.45
             count, keys = judgment_counts(records, stage.number)
             used += keys
-            human_text = stage.human + (f"\n{count}" if count else "")
-            for kind, text in (("data", stage.data), ("model", stage.model), ("human", human_text)):
+            texts = stage_texts(stage, nouns)
+            texts["human"] += f"\n{count}" if count else ""
+            for kind, text in texts.items():
                 y0, y1 = _ROWS[kind]
                 _box(ax, bx0, y0, bx1, y1, kind, text)
             mid = (x0 + x1) / 2
@@ -190,21 +227,13 @@ def pipeline_figure(records: Records | None = None) -> StudyFigure:
                 start = (bx1, sum(_ROWS[stage.handoff_from]) / 2)
                 end = ((i + 1) * _COL_W + _PAD + 0.45, sum(_ROWS["data"]) / 2)
                 _arrow(ax, start, end, "handoff")
-                ax.text(
-                    (i + 1) * _COL_W,
-                    (start[1] + end[1]) / 2,
-                    stage.handoff,
-                    ha="center",
-                    va="center",
-                    fontsize=5.5,
-                    color="#444444",
-                    linespacing=1.1,
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
-                    zorder=4,
-                )
         handles = [
             Patch(facecolor=FILL[k], edgecolor=EDGE[k], linewidth=0.9, label=label)
-            for k, label in (("data", "input"), ("model", "language models"), ("human", "people"))
+            for k, label in (
+                ("data", "input"),
+                ("model", "models and baselines"),
+                ("human", nouns.people),
+            )
         ]
         fig.legend(handles=handles, loc="outside lower center", ncols=3, handlelength=1.4)
     fig.study.records = sorted(used)

@@ -10,11 +10,22 @@ the record ``stage3.mean_rating.<generator>`` with its CI; the pooled
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.lines import Line2D
 
-from analysis.figures.estimates import CI_NOTE, Records, draw_intervals, estimate, estimates_under
+from analysis.figures.estimates import (
+    CI_NOTE,
+    Records,
+    caveat_of_record,
+    draw_intervals,
+    estimate,
+    estimates_under,
+)
 from analysis.figures.style import (
+    CI_COLOUR,
     COLUMN_WIDTH,
     KIND_COLOURS,
+    MIN_FONT_PT,
+    NEUTRAL_NOUNS,
     OKABE_ITO,
     REFERENCE_COLOUR,
     StudyFigure,
@@ -22,6 +33,7 @@ from analysis.figures.style import (
     placeholder_figure,
     style_context,
 )
+from analysis.settings import DataNouns
 
 NAME = "ratings_by_generator"
 CODE = "analysis.figures.ratings_by_generator:ratings_by_generator_figure"
@@ -32,14 +44,19 @@ NEUTRAL = 3.0
 SCALE = (1.0, 5.0)
 
 
-def ratings_by_generator_figure(records: Records) -> StudyFigure:
+def ratings_by_generator_figure(records: Records, *, nouns: DataNouns | None = None) -> StudyFigure:
     """Dot-and-interval plot of each generator's mean human rating around the neutral 3."""
+    nouns = nouns or NEUTRAL_NOUNS
     caption = (
-        "Mean human rating of the personalized response against the generic one per generator "
-        "(1 = personalized much worse, 3 = no difference, 5 = much better); the dashed line "
-        "marks no difference."
+        f"Mean rating by the {nouns.people} of the personalized response against the generic "
+        "one, per generator (1 = personalized much worse, 3 = no difference, 5 = much better; "
+        "unit: one rated slot); the dashed line marks no difference."
     )
-    by_gen = {g: e for g, e in estimates_under(records, PREFIX).items() if g != POOLED}
+    by_gen = {
+        g: e
+        for g, e in estimates_under(records, PREFIX).items()
+        if g != POOLED and caveat_of_record(e.record) is None
+    }
     if not by_gen:
         return placeholder_figure(
             NAME,
@@ -62,7 +79,7 @@ def ratings_by_generator_figure(records: Records) -> StudyFigure:
         NAME,
         CODE,
         width=COLUMN_WIDTH,
-        height=0.75 + 0.26 * len(ests),
+        height=1.25 + 0.24 * len(ests),
         caption=f"{caption} {CI_NOTE}",
     )
     colours = [KIND_COLOURS["model"]] * len(gens) + [OKABE_ITO["black"]] * (pooled is not None)
@@ -87,7 +104,7 @@ def ratings_by_generator_figure(records: Records) -> StudyFigure:
         lo = max(SCALE[0], min(NEUTRAL - 0.25, min(lows) - 0.15))
         hi = min(SCALE[1], max(NEUTRAL + 0.25, max(highs) + 0.15))
         ax.set_xlim(lo, hi)
-        ax.set_xlabel("mean human rating (3 = no difference)")
+        ax.set_xlabel(f"mean rating by the {nouns.people}\n(1-5; 3 = no difference)")
         ax.tick_params(axis="y", length=0)
         ax.spines["left"].set_visible(False)
         ax.text(
@@ -97,8 +114,17 @@ def ratings_by_generator_figure(records: Records) -> StudyFigure:
             transform=ax.get_xaxis_transform(),
             ha="center",
             va="bottom",
-            fontsize=6.5,
+            fontsize=MIN_FONT_PT,
             color=REFERENCE_COLOUR,
         )
+        handles = [
+            Line2D([], [], marker="o", linestyle="none", color=KIND_COLOURS["model"], ms=4),
+            Line2D([], [], marker="o", linestyle="none", color=OKABE_ITO["black"], ms=4),
+            Line2D([], [], color=CI_COLOUR, linewidth=1.0),
+        ]
+        names = ["one generator", "all generators", "confidence interval"]
+        if pooled is None:
+            handles, names = handles[::2], names[::2]
+        fig.legend(handles, names, loc="outside upper center", ncols=2, handlelength=1.2)
     fig.study.records = sorted(e.key for e in ests)
     return fig

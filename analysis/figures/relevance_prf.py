@@ -12,14 +12,18 @@ reference: the dashed line is the leave-one-human-out human ceiling
 ``stage2.<round>.vs_rest.f1.<model>``, the model scored against exactly the references the
 ceiling uses (a bar against the dashed line would compare two different references).
 
-The raters are not all scored on the same items (baselines on their evaluation prompts, the
-classifier on held-out prompts, models on every item); the caption says so and each record's
-method names its items.
+The raters are not all scored on the same items (baselines on the prompts not used to set
+their cut, the classifier out of fold on prompts it was not trained on, models on every item
+they labelled): the heading of each group of bars names its item set, each rater's label
+gives its number of items (the F1 record's ``n``), and the caption says so. A model whose
+records carry a caveat (``stages.caveats``: the exercise-only local model) is left out and
+named under the panels.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +33,7 @@ from analysis.figures.estimates import (
     CI_NOTE,
     RecordPoint,
     Records,
+    caveat_of_record,
     draw_intervals,
     estimate,
     round_order,
@@ -36,6 +41,8 @@ from analysis.figures.estimates import (
 from analysis.figures.style import (
     KIND_COLOURS,
     METRIC_COLOURS,
+    MIN_FONT_PT,
+    NEUTRAL_NOUNS,
     REFERENCE_COLOUR,
     TEXT_WIDTH,
     StudyFigure,
@@ -43,17 +50,18 @@ from analysis.figures.style import (
     placeholder_figure,
     style_context,
 )
+from analysis.settings import DataNouns
 
 NAME = "relevance_prf"
 CODE = "analysis.figures.relevance_prf:relevance_prf_figure"
 TITLE = "Precision, recall and F1 against the human majority"
 METRICS = ("precision", "recall", "f1")
 METRIC_LABELS = {"precision": "precision", "recall": "recall", "f1": "F1"}
-#: rater kinds in display order, with their axis labels
+#: rater kinds in display order, with their headings: who, and on which items
 KINDS = (
-    ("baseline", "retrieval baselines"),
-    ("model", "language models"),
-    ("classifier", "trained"),
+    ("baseline", "retrieval baselines\n(prompts not used to set the cut)"),
+    ("model", "models\n(every item they labelled)"),
+    ("classifier", "trained classifier\n(out of fold: unseen prompts)"),
 )
 CLASSIFIER = "trained classifier"
 #: a panel is at least this many rater slots wide
@@ -62,8 +70,13 @@ _VS_MAJORITY = re.compile(
     r"^stage2\.(?P<round>[^.]+)\.(?P<metric>precision|recall|f1)_vs_majority\.(?P<rater>.+)$"
 )
 #: the marker of a model's F1 against the ceiling's leave-one-out references
-VS_REST_LABEL = "F1 vs the others' majority (the ceiling's references)"
-CEILING_LABEL = "human ceiling F1 (each person vs the others' majority)"
+VS_REST_LABEL = "model's F1 against the ceiling's references"
+#: the dashed line ({person}: the dataset's noun)
+CEILING_LABEL = "ceiling: F1 of each {person} against the others' majority"
+#: characters per line of a rater's name under its bars
+NAME_WRAP = 12
+#: characters per line of the note on raters left out (7-pt text across the text width)
+NOTE_WRAP = 115
 #: the diamond sits just right of the F1 bar (bars at -0.26, 0, +0.26), not hidden in it
 VS_REST_OFFSET = 0.45
 _CLASSIFIER = re.compile(r"^stage2\.classifier\.(?P<round>[^.]+)\.(?P<metric>precision|recall|f1)$")
@@ -88,13 +101,23 @@ def rater_kind(record: dict) -> str:
     return "model"
 
 
-def collect_scores(records: Records) -> dict[str, list[RaterScores]]:
-    """Every round's raters with their P/R/F1 estimates, ordered baselines, models, classifier."""
+def collect_scores(
+    records: Records, left_out: dict[str, str] | None = None
+) -> dict[str, list[RaterScores]]:
+    """Every round's raters with their P/R/F1 estimates, ordered baselines, models, classifier.
+
+    Raters whose records carry a caveat are skipped and, when ``left_out`` is given, entered in
+    it (rater -> caveat)."""
     found: dict[tuple[str, str], RaterScores] = {}
     for key in sorted(records):
         m = _VS_MAJORITY.match(key)
         c = _CLASSIFIER.match(key) if m is None else None
         if m is None and c is None:
+            continue
+        why = caveat_of_record(records[key])
+        if why is not None:
+            if left_out is not None:
+                left_out[m["rater"] if m is not None else CLASSIFIER] = why
             continue
         est = estimate(records, key)
         assert est is not None
@@ -114,13 +137,24 @@ def collect_scores(records: Records) -> dict[str, list[RaterScores]]:
     return out
 
 
-def relevance_prf_figure(records: Records) -> StudyFigure:
+def rater_label(scores: RaterScores) -> str:
+    """The rater's name, wrapped at its hyphens, over its number of items (the F1 record's n)."""
+    name = "\n".join(textwrap.wrap(scores.rater.replace("-", "- "), NAME_WRAP)).replace("- ", "-")
+    f1 = scores.metrics.get("f1")
+    n = f1.record.get("n") if f1 is not None else None
+    return name + (f"\nn={int(n):,}" if isinstance(n, int | float) else "")
+
+
+def relevance_prf_figure(records: Records, *, nouns: DataNouns | None = None) -> StudyFigure:
     """Grouped P/R/F1 bars per rater with record CIs, one panel per round."""
+    nouns = nouns or NEUTRAL_NOUNS
     caption = (
-        "Precision, recall and F1 against the human majority for the retrieval baselines, the "
-        "language models and the trained relevance classifier."
+        "Precision, recall and F1 against the majority of the "
+        f"{nouns.people} for the retrieval baselines, the models and the trained relevance "
+        "classifier."
     )
-    by_round = collect_scores(records)
+    left_out: dict[str, str] = {}
+    by_round = collect_scores(records, left_out)
     if not by_round:
         return placeholder_figure(
             NAME,
@@ -130,17 +164,20 @@ def relevance_prf_figure(records: Records) -> StudyFigure:
             caption=caption,
             width=TEXT_WIDTH,
         )
+    notes = [f"Not drawn: {rater} ({why})" for rater, why in sorted(left_out.items())]
     fig = new_figure(
         NAME,
         CODE,
         width=TEXT_WIDTH,
-        height=0.6 + 1.85 * len(by_round),
+        height=0.75 + 2.35 * len(by_round) + 0.25 * len(notes),
         caption=(
-            f"{caption} Baselines are scored on their evaluation prompts and the classifier on "
-            "held-out prompts. Bars are scored against the majority of all human raters (the "
-            "study's definition); the dashed line is the human ceiling F1 (each person against "
-            "the majority of the other people) and each diamond is the model's F1 against "
-            f"exactly those references, the comparison with people. {CI_NOTE}"
+            f"{caption} The item sets differ: baselines are scored on the prompts not used to "
+            "set their cut, the classifier out of fold on prompts it was not trained on, each "
+            "model on every item it labelled; n under each name counts its items. Bars are "
+            f"scored against the majority of all {nouns.people} (the study's definition); the "
+            f"dashed line is the ceiling (each {nouns.person} against the majority of the "
+            "others) and each diamond is the model's F1 against exactly those references, the "
+            f"comparison with the {nouns.people}. {' '.join(notes)} {CI_NOTE}"
         ),
     )
     used: list[str] = []
@@ -173,11 +210,12 @@ def relevance_prf_figure(records: Records) -> StudyFigure:
                     color=REFERENCE_COLOUR,
                     linestyle="--",
                     linewidth=0.8,
-                    label=CEILING_LABEL,
+                    label=CEILING_LABEL.format(person=nouns.person),
                     gid="ceiling",
                 )
             used += _draw_vs_rest(ax, records, rnd, raters, x + VS_REST_OFFSET)
-            ax.set_xticks(x, [s.rater for s in raters], rotation=20, ha="right")
+            ax.set_xticks(x, [rater_label(s) for s in raters])
+            ax.tick_params(axis="x", length=0)
             for tick, s in zip(ax.get_xticklabels(), raters, strict=True):
                 tick.set_color(KIND_COLOURS[s.kind] if s.kind != "baseline" else "#555555")
             kinds = [s.kind for s in raters]
@@ -193,15 +231,17 @@ def relevance_prf_figure(records: Records) -> StudyFigure:
                         transform=ax.get_xaxis_transform(),
                         ha="center",
                         va="bottom",
-                        fontsize=6.5,
+                        fontsize=MIN_FONT_PT,
                         fontstyle="italic",
+                        linespacing=1.1,
                     )
             # at least MIN_SLOTS rater slots wide, so one or two raters do not get huge bars
             half = max(len(raters), MIN_SLOTS) / 2
             centre = (len(raters) - 1) / 2
             ax.set_xlim(centre - half - 0.1, centre + half + 0.1)
             ax.set_ylim(0, 1.0)
-            ax.set_ylabel(f"{rnd} round")
+            ax.set_ylabel(f"score against the\nmajority of {nouns.people}")
+            ax.set_title(f"{rnd} round", fontsize=8, loc="left", pad=22)
         handles, labels = axes[0].get_legend_handles_labels()
         for ax in axes[1:]:
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -209,6 +249,15 @@ def relevance_prf_figure(records: Records) -> StudyFigure:
                     handles.append(h)
                     labels.append(lab)
         fig.legend(handles, labels, loc="outside upper center", ncols=min(len(labels), 3))
+        if notes:
+            note = fig.supxlabel(
+                "\n".join(line for n in notes for line in textwrap.wrap(n, NOTE_WRAP)),
+                x=0.01,
+                ha="left",
+                fontsize=MIN_FONT_PT,
+                color="#333333",
+            )
+            note.set_gid("left-out")
     fig.study.records = sorted(set(used))
     return fig
 

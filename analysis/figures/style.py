@@ -31,6 +31,23 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from analysis.provenance import dump_json, input_hashes, repo_relative, sha256_file
+from analysis.settings import DataNouns
+
+#: the words of a figure drawn without a dataset's nouns (``data.nouns``; tests, notebooks):
+#: neutral, so they are true of a simulated world and of real data alike
+NEUTRAL_NOUNS = DataNouns(
+    people="human raters",
+    person="human rater",
+    users="users",
+    chat_users="chat users",
+    models="models",
+)
+
+
+def capitalized(words: str) -> str:
+    """``words`` with its first letter upper case (a noun opening a label)."""
+    return words[:1].upper() + words[1:]
+
 
 #: Okabe & Ito (2008) colour-blind-safe palette, plus a neutral grey
 OKABE_ITO: dict[str, str] = {
@@ -74,9 +91,14 @@ SEQUENTIAL_CMAP = "cividis"
 #: cells without a value (the kappa matrix diagonal)
 MISSING_COLOUR = "#FFFFFF"
 
-#: inches: one column of a two-column paper (ACL 7.7 cm, IEEE 3.5 in) and the full text width
-COLUMN_WIDTH = 3.4
-TEXT_WIDTH = 7.0
+#: inches: the paper's text width (US letter with one-inch margins: 8.5 - 2), and a half of it
+#: with a gap, so that a pair of figures stands side by side. The paper includes a figure at its
+#: natural size (``\\StudyFigure`` shrinks only one wider than the line), so the sizes below
+#: are the sizes printed.
+TEXT_WIDTH = 6.5
+COLUMN_WIDTH = 3.2
+#: the smallest text a figure may print (points): below it a printed page is hard to read
+MIN_FONT_PT = 7.0
 #: resolution of the PNG previews
 PNG_DPI = 200
 #: fixed producer strings: the version of matplotlib is not part of a figure's identity

@@ -5,6 +5,11 @@ world for the authors' data: ``\DatasetName``, ``\DatasetDescription`` and the s
 ``\ifDatasetSimulated``; ``\PaperTitle`` comes from ``paper.title``. On a simulated build
 ``\SimulatedCaption`` (appended to every figure caption) says so, and ``\RealUsers`` names
 the WildChat-like users "real-like (simulated)", never "real".
+
+The dataset's nouns (``data.nouns``) become one macro per noun, lower case and capitalized
+(``\people`` / ``\People``, ``\person``, ``\users``, ``\chatusers``, ``\models``), so a
+sentence about the raters reads "simulated raters" in the bundled world and "people" in the
+authors' exports without a conditional in the text.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from analysis.paper.latex import escape_latex
-from analysis.settings import DataConfig
+from analysis.settings import DataConfig, DataNouns
 from analysis.software import commit_sentence
 
 #: stage of each judgment table, as the data section names it
@@ -43,6 +48,26 @@ def raters_sentence(raters: Mapping[str, Mapping[str, Mapping[str, int]]]) -> st
     return "; ".join(parts)
 
 
+#: macro name (lower case; the capitalized one is its first letter upper) -> noun field
+NOUN_MACROS = {
+    "people": "people",
+    "person": "person",
+    "users": "users",
+    "chatusers": "chat_users",
+    "models": "models",
+}
+
+
+def noun_macros(nouns: DataNouns) -> list[str]:
+    r"""``\newcommand\people{...}`` and ``\newcommand\People{...}`` for every noun."""
+    lines = []
+    for macro, field in NOUN_MACROS.items():
+        words = escape_latex(str(getattr(nouns, field)))
+        lines.append(f"\\newcommand\\{macro}{{{words}}}")
+        lines.append(f"\\newcommand\\{macro.capitalize()}{{{words[:1].upper() + words[1:]}}}")
+    return lines
+
+
 def render_dataset_tex(
     data: DataConfig,
     title: str = "",
@@ -65,6 +90,7 @@ def render_dataset_tex(
         + (r" \emph{Simulated data: no real people.}" if simulated else "")
         + "}",
         "\\newcommand\\RealUsers{" + ("real-like (simulated)" if simulated else "real") + "}",
+        *noun_macros(data.nouns),
     ]
     return "\n".join(lines) + "\n"
 

@@ -123,13 +123,18 @@ FIGURE_MACRO = r"""\providecommand\href[2]{#2}
 % dataset.tex (input first) says whether the data are simulated; without it, no caption note
 \providecommand\SimulatedCaption{}
 % \StudyFigure[width]{stem}{caption}: the figure with a caption linked to its entry in the
-% audit site beside the PDF;
-% a figure this build did not produce is shown as a box that says so.
+% audit site beside the PDF; a figure this build did not produce is shown as a box that says
+% so. The figure is printed at its natural size, the size its fonts were set for
+% (analysis/figures/style.py), and shrunk only when wider than [width] (default: the line).
+\newsavebox\rc@figbox
+\newcommand\rc@includefigure[2]{%
+  \sbox\rc@figbox{\includegraphics{#2}}%
+  \ifdim\wd\rc@figbox>#1\relax\resizebox{#1}{!}{\usebox\rc@figbox}\else\usebox\rc@figbox\fi}
 \newcommand\StudyFigure[3][\linewidth]{%
   \begin{figure}[tbp]\centering
   \ifcsname rc@fig@#2\endcsname
     \edef\rc@figfile{\csname rc@fig@#2\endcsname}%
-    \includegraphics[width=#1]{\rc@figfile}%
+    \rc@includefigure{#1}{\rc@figfile}%
     \caption{#3\SimulatedCaption\ \protect\href{FIGURE_LINK}{(Provenance.)}}%
   \else
     \fbox{\parbox{0.9\linewidth}{\centering\emph{Figure \texttt{\detokenize{#2}} is not

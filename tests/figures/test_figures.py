@@ -3,6 +3,9 @@ intervals exactly at the records' CIs, and a labelled placeholder where data are
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,6 +22,7 @@ from analysis.figures.pipeline import pipeline_figure
 from analysis.figures.ratings_by_generator import ratings_by_generator_figure
 from analysis.figures.relevance_prf import relevance_prf_figure
 from analysis.figures.style import StudyFigure
+from analysis.settings import DataNouns
 from tests.figures.handmade import (
     GENERATORS,
     MENTION_DELTA,
@@ -71,14 +75,32 @@ def test_pipeline_has_three_stages_with_model_and_human_boxes() -> None:
     texts = [t.get_text() for t in ax.texts]
     for title in ("Attribute extraction", "Relevance matching", "Response generation"):
         assert any(title in t for t in texts)
-    assert any("5,949 human judgments" in t for t in texts)
-    assert any("813 (pilot), 712 (pilot_graded)" in t for t in texts)
+    assert any("5,949 judgments" in t for t in texts)
+    assert any("813 (pilot), 712 (pilot_graded)" in " ".join(t.split()) for t in texts)
     assert fig.study.records == [
         "data.n_judgments.stage1",
         "data.n_judgments.stage2.pilot",
         "data.n_judgments.stage2.pilot_graded",
     ]
     assert fig.study.available
+
+
+def test_pipeline_names_raters_and_users_with_the_datasets_nouns() -> None:
+    simulated = DataNouns(
+        people="simulated raters",
+        person="simulated rater",
+        users="simulated users",
+        chat_users="simulated chat users",
+        models="simulated models",
+    )
+    fig = pipeline_figure({"data.n_judgments.stage1": {"value": 10}}, nouns=simulated)
+    text = " ".join(" ".join(t.get_text().split()) for t in fig.axes[0].texts)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "Simulated raters judge each attribute" in text and "simulated chat users" in text
+    assert "simulated raters" in legend
+    assert not re.search(r"\b(people|People|human judgments|WildChat)\b", text + " ".join(legend))
+    real = pipeline_figure(nouns=dataclasses.replace(simulated, people="people"))
+    assert "People vote yes / no" in " ".join(" ".join(t.get_text().split()) for t in real.axes[0].texts)
 
 
 def test_pipeline_without_records_is_the_bare_diagram() -> None:
@@ -185,16 +207,56 @@ def test_kappa_matrix_draws_one_symmetric_panel_per_round() -> None:
     blocks = [ln for ln in panel.get_lines() if ln.get_gid() == "block"]
     assert len(blocks) == 2  # one horizontal, one vertical line between humans and models
     assert {t.get_text() for t in panel.texts if t.get_gid() == "block-label"} == {
-        "humans",
+        "human raters",  # the neutral noun: the rule passes the dataset's (data.nouns)
         "models",
     }
-    assert len([t for t in panel.texts if t.get_gid() is None]) == 5 * 4  # annotated cells
-    assert "mean human-human: 0.43 [0.38, 0.48]" in fig.axes[0].get_xlabel()
+    cells = [t.get_text() for t in panel.texts if t.get_gid() == "cell"]
+    assert len(cells) == 5 * 4  # every defined cell: its kappa over its interval
+    k = 0.1 * 5 / 2 + 0.05  # gpt-5.4 x gemma-4-31b-it
+    assert f"{k:.2f}\n{k - 0.1:.2f}\u2013{k + 0.1:.2f}" in cells
+    assert "mean, human raters with human raters: 0.43 [0.38, 0.48]" in fig.axes[0].get_xlabel()
+    # the colour scale spans the values drawn (0.05 ... 0.4), not 0 to 1
+    assert "colour scale runs from 0 to 0.4" in fig.study.caption
     assert fig.study.records == [
         "stage2.final.kappa.human_human",
         "stage2.final.kappa.human_model",
         "stage2.final.kappa.model_model",
     ]
+
+
+def test_kappa_matrix_names_the_rater_left_out_of_the_group_means() -> None:
+    matrix = kappa_long("final", ["h1", "h2"], ["m1", "m2", "smollm2-135m"])
+    matrix["in_group_means"] = ~(
+        (matrix["rater_a"] == "smollm2-135m") | (matrix["rater_b"] == "smollm2-135m")
+    )
+    records = {
+        "stage2.final.f1_vs_majority.smollm2-135m": {
+            "value": 0.1,
+            "extra": {"caveat": "a near-random exercise model"},
+        }
+    }
+    fig = kappa_matrix_figure(matrix, records)
+    (panel,) = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert "smollm2-135m" not in [t.get_text() for t in panel.get_yticklabels()]
+    note = " ".join(fig.get_supxlabel().split())
+    assert note.startswith("Not drawn: smollm2-135m (final round)")
+    assert "a near-random exercise model" in note and "a near-random exercise model" in (
+        fig.study.caption
+    )
+
+
+def test_kappa_matrix_shows_rounds_where_people_and_models_meet() -> None:
+    matrix = pd.concat(
+        [
+            kappa_long("final", [], ["m1", "m2"]),
+            kappa_long("pilot", ["h1", "h2"], ["m1", "m2"]),
+            kappa_long("pilot_graded", ["h1", "h2", "h3"], []),
+        ]
+    )
+    fig = kappa_matrix_figure(matrix, {})
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["pilot round"]
+    assert "one kind only (final, pilot_graded)" in fig.study.caption
 
 
 def test_kappa_matrix_mirrors_one_sided_pairs_and_rejects_asymmetry() -> None:
@@ -224,8 +286,11 @@ def test_relevance_prf_groups_baselines_models_and_classifier() -> None:
     records = stage2_records()
     fig = relevance_prf_figure(records)
     final, pilot = fig.axes
-    assert final.get_ylabel() == "final round" and pilot.get_ylabel() == "pilot round"
-    names = [t.get_text() for t in final.get_xticklabels()]
+    assert final.get_title(loc="left") == "final round"
+    assert pilot.get_title(loc="left") == "pilot round"
+    assert final.get_ylabel() == "score against the\nmajority of human raters"
+    names = [re.sub(r"\nn=[\d,]+$", "", t.get_text()) for t in final.get_xticklabels()]
+    names = [n.replace("-\n", "-").replace("\n", " ") for n in names]
     assert names == ["bm25", "minilm-embedding", "gpt-5.4", "sim-llm-a", "trained classifier"]
     for metric in ("precision", "recall", "f1"):
         bars = with_gid(final, Rectangle, f"bar-{metric}")
@@ -253,6 +318,24 @@ def test_relevance_prf_groups_baselines_models_and_classifier() -> None:
     assert "stage2.final.vs_rest.f1.gpt-5.4" in used
     assert "stage2.final.vs_rest.gap_f1.gpt-5.4" not in used
     assert len(used) == 5 * 3 + 3 + 1 + 1
+
+
+def test_relevance_prf_labels_item_counts_and_leaves_caveated_models_out() -> None:
+    records = stage2_records()
+    f1 = records["stage2.final.f1_vs_majority.gpt-5.4"]
+    records["stage2.final.f1_vs_majority.gpt-5.4"] = {**f1, "n": 1234}
+    for metric in ("precision", "recall", "f1"):
+        records[f"stage2.final.{metric}_vs_majority.smollm2-135m"] = {
+            "value": 0.5,
+            "extra": {"caveat": "exercise only"},
+        }
+    fig = relevance_prf_figure(records)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert "gpt-5.4\nn=1,234" in labels
+    assert not any("smollm2" in label for label in labels)
+    assert fig.get_supxlabel() == "Not drawn: smollm2-135m (exercise only)"
+    assert "smollm2" not in " ".join(fig.study.records)
+    assert "The item sets differ" in fig.study.caption
 
 
 def test_relevance_prf_placeholder_without_records() -> None:
@@ -291,7 +374,9 @@ def test_mention_effect_puts_people_first() -> None:
     fig = mention_effect_figure(stage3_records())
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["people", "sim-llm-d", "gpt-5.4", "sim-llm-c", "sim-llm-b"]
+    assert labels == ["Human raters", "sim-llm-d", "gpt-5.4", "sim-llm-c", "sim-llm-b"]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["human raters", "models as judges"]
     assert len(with_gid(ax, Rectangle, "delta-human")) == 1
     judges = with_gid(ax, Rectangle, "delta-judge")
     assert [b.get_width() for b in judges] == [0.7, 0.5, 0.3, -0.39]

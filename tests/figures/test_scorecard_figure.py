@@ -39,3 +39,38 @@ def test_the_equivalence_region_is_drawn_behind_the_interval() -> None:
     spans = [a for ax in fig.axes for a in ax.collections if a.get_gid() == "margin"]
     assert len(spans) == 1
     assert spans[0].get_paths()[0].get_extents().x0 == 0.45
+
+
+def test_one_panel_per_scale_titled_in_words_with_a_legend_for_every_colour() -> None:
+    records = {
+        **_pair("share", 0.18, 0.15, 0.21, 0.2, key="stage2.final.relevance_rate.human_majority"),
+        **_pair("over", 2.3, 2.0, 2.6, 2.5, key="stage2.final.over_selection.m"),
+        **_pair(
+            "kappa",
+            0.5,
+            0.45,
+            0.55,
+            0.43,
+            key="stage2.final.kappa.human_human",
+            equivalence_low=0.38,
+            equivalence_high=0.48,
+        ),
+    }
+    for order, name in enumerate(("share", "over", "kappa")):  # the published file's order
+        records[f"repro.{name}.verdict"]["extra"]["order"] = order
+    records["repro.share.published"]["fmt"] = ".0%"
+    records["repro.kappa.verdict"]["text"] = "inconclusive"
+    fig = scorecard_figure(records)
+    titles = [ax.get_xlabel() for ax in fig.axes]
+    assert titles == [
+        "share (percent)",
+        "ratio of relevance rates (model / majority)",
+        "Cohen's kappa",
+    ]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:2] == ["reproduced", "inconclusive"]
+    assert "equivalence region" in legend and "published value" in legend
+    kappa = fig.axes[2]
+    (region,) = [c for c in kappa.collections if c.get_gid() == "margin"]
+    xs = region.get_paths()[0].vertices[:, 0]
+    assert min(xs) == 0.38 and max(xs) == 0.48

@@ -28,7 +28,14 @@ rule canonical_tables:
     resources:
         mem_mb=2000,
     params:
-        cfg=subtree(CFG, "data"),
+        cfg=subtree(
+            CFG,
+            "data.adapter",
+            "data.root",
+            "data.models",
+            "data.distinct_annotators",
+            "data.distinct_attributes",
+        ),
         code=code_hash("analysis.data"),
     script:
         "../scripts/canonical_tables.py"

@@ -43,7 +43,7 @@ for _figure_name, _figure in STUDY_FIGURES.items():
             mem_mb=1000,
         params:
             figure=_figure_name,
-            cfg=subtree(CFG, "data.name"),
+            cfg=subtree(CFG, "data.name", "data.nouns"),
             code=FIGURE_CODE,
         script:
             "../scripts/figure.py"

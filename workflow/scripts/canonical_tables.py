@@ -11,15 +11,15 @@ from analysis.provenance import dump_json, input_hashes, write_records
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
-    cfg = snakemake.params.cfg["data"]
-    root = resolve_root(cfg["root"], repo_root(snakemake.scriptdir))
-    log.info("reading %s with adapter %s", root, cfg["adapter"])
+    cfg = snakemake.params.cfg  # only the keys that decide the tables: a new word reruns nothing
+    root = resolve_root(cfg["data.root"], repo_root(snakemake.scriptdir))
+    log.info("reading %s with adapter %s", root, cfg["data.adapter"])
     result = read_dataset(
-        cfg["adapter"],
+        cfg["data.adapter"],
         root,
-        cfg["models"],
-        distinct_annotators=cfg["distinct_annotators"],
-        distinct_attributes=cfg["distinct_attributes"],
+        cfg["data.models"],
+        distinct_annotators=cfg["data.distinct_annotators"],
+        distinct_attributes=cfg["data.distinct_attributes"],
     )
     write_tables(result.tables, Path(snakemake.output.users).parent)
     write_skipped_report(result.report(), snakemake.output.skipped)
