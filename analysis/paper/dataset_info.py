@@ -7,7 +7,7 @@ world for the authors' data: ``\DatasetName``, ``\DatasetDescription`` and the s
 the WildChat-like users "real-like (simulated)", never "real".
 
 The dataset's nouns (``data.nouns``) become one macro per noun, lower case and capitalized
-(``\people`` / ``\People``, ``\person``, ``\users``, ``\chatusers``, ``\models``), so a
+(``\people`` / ``\People``, ``\person``, ``\users``, ``\chatusers``, ``\modelraters``), so a
 sentence about the raters reads "simulated raters" in the bundled world and "people" in the
 authors' exports without a conditional in the text.
 """
@@ -54,7 +54,7 @@ NOUN_MACROS = {
     "person": "person",
     "users": "users",
     "chatusers": "chat_users",
-    "models": "models",
+    "modelraters": "models",  # not \models: TeX's "models" relation symbol
 }
 
 
