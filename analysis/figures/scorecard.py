@@ -60,8 +60,8 @@ SCALES: tuple[tuple[str, str, str], ...] = (
 )
 SHARE = ("share", "share (percent)")
 OTHER = ("value", "value")
-#: characters per line of a row's label (7-pt text in about a third of the text width)
-LABEL_WRAP = 46
+#: characters per line of a row's label (7-pt text in about half the text width)
+LABEL_WRAP = 64
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def scorecard_figure(records: Records, *, nouns: DataNouns | None = None) -> Stu
     scales = list(dict.fromkeys(r.scale for r in rows))
     panels = [(scale, [r for r in rows if r.scale == scale]) for scale in scales]
     labels = {r.key: textwrap.wrap(r.label, LABEL_WRAP) for r in rows}
-    heights = [sum(0.1 + 0.11 * len(labels[r.key]) for r in p) + 0.4 for _, p in panels]
+    heights = [sum(0.05 + 0.12 * len(labels[r.key]) for r in p) + 0.36 for _, p in panels]
     fig = new_figure(NAME, CODE, width=TEXT_WIDTH, height=0.45 + sum(heights), caption=caption)
     order = list(VERDICT_COLOURS)
     verdicts = sorted(

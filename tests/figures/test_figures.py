@@ -100,7 +100,8 @@ def test_pipeline_names_raters_and_users_with_the_datasets_nouns() -> None:
     assert "simulated raters" in legend
     assert not re.search(r"\b(people|People|human judgments|WildChat)\b", text + " ".join(legend))
     real = pipeline_figure(nouns=dataclasses.replace(simulated, people="people"))
-    assert "People vote yes / no" in " ".join(" ".join(t.get_text().split()) for t in real.axes[0].texts)
+    real_text = " ".join(" ".join(t.get_text().split()) for t in real.axes[0].texts)
+    assert "People vote yes / no" in real_text
 
 
 def test_pipeline_without_records_is_the_bare_diagram() -> None:
