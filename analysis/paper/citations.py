@@ -161,6 +161,9 @@ def resolve_branches(
                 body = second
             elif verdict in ("refuted", "not supported") and claim.get("negative"):
                 body = str(claim["negative"]).replace("_", r"\_")
+            elif verdict == "inconclusive":
+                why = claim.get("why_inconclusive") or "its test cannot decide"
+                body = f"[Inconclusive on this dataset ({why}): {second}]"
             else:
                 body = f"[Not testable on this dataset: {second}]"
         else:

@@ -380,8 +380,18 @@ class DataSupportTable:
             name = str(extra.get("entry") or key[len("repro.") : -len(".published")])
             if name not in entries or key < entries[name][1]:
                 entries[name] = (int(extra.get("order", 0)), key, rec)
-        if not entries:
-            return r"\emph{No published figures are declared for this build.}" + "\n"
+        if not entries:  # the table (and its label, which the text cites) says so
+            return (
+                "\n".join(
+                    [
+                        r"\begin{longtable}{@{}l@{}}",
+                        r"\caption{\DataSupportCaption}\label{tab:data-support}\\",
+                        r"\emph{No published figures are declared for this build.}\\",
+                        r"\end{longtable}",
+                    ]
+                )
+                + "\n"
+            )
         source = next(iter(entries.values()))[2]["extra"].get("release_source", "")
         lines = [
             r"\begingroup\scriptsize\setlength\tabcolsep{4pt}",
@@ -435,7 +445,7 @@ class ScorecardTable:
 
     name: str = "scorecard"
 
-    def render(self, numbers: Numbers, simulated: bool = False) -> str:
+    def render(self, numbers: Numbers) -> str:
         rows = printed_rows(numbers)
         if not rows:  # the table (and its label, which the text cites) says so
             return (
@@ -539,6 +549,17 @@ SIMULATED_LABELS: dict[str, dict[str, str]] = {
 #: the note under every table of a simulated build
 SIMULATED_NOTE = (
     r"\emph{Simulated data} (the bundled world): no row describes real people or real models."
+)
+#: the scorecard's note on a simulated build: its estimates come from the simulated world
+SIMULATED_SCORECARD_NOTE = (
+    r"\emph{Simulated data} (the bundled world): the column ``This build'' holds the simulated "
+    "world's estimates, which the simulator was set to land near the published figures, so the "
+    "verdicts check the workflow, not the study."
+)
+#: the data-support table's note on a simulated build: it describes the real release regardless
+SIMULATED_SUPPORT_NOTE = (
+    r"\emph{Simulated data} (the bundled world) made this paper's numbers; this table describes "
+    "the authors' public release and reads the same in every build."
 )
 
 _CEILING = "human_vs_rest"
@@ -914,9 +935,13 @@ def render_tables(
     out = {}
     for name, table in TABLES.items():
         if isinstance(table, ScorecardTable):
-            tex = table.render(numbers, simulated)
+            tex = table.render(numbers)
+            if simulated:
+                tex = _with_note(tex, SIMULATED_SCORECARD_NOTE)
         elif isinstance(table, DataSupportTable):
             tex = table.render(numbers)
+            if simulated:
+                tex = _with_note(tex, SIMULATED_SUPPORT_NOTE)
         else:
             if simulated and name in SIMULATED_LABELS:
                 labels = {**table.labels, **SIMULATED_LABELS[name]}

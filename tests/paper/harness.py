@@ -16,7 +16,12 @@ from analysis import REPO_ROOT
 from tests.paper.fake_records import write_fake_records
 
 SNAKEFILE = '''
+from pathlib import Path
+
 from analysis.workflow_config import code_hash, compose_config, subtree
+
+# The folder is its own repository root (no git history: the claims say so).
+REPO = Path(workflow.basedir)
 
 CFG = compose_config(config.get("overrides", {overrides!r}))
 CFG["data"]["name"] = "{dataset}"
@@ -94,6 +99,7 @@ def make_paper_workdir(
     shutil.copytree(REPO_ROOT / "paper" / "sections", paper / "sections")
     for name in ("main.tex", "refs.bib", "claims.yaml"):
         shutil.copy2(REPO_ROOT / "paper" / name, paper / name)
+    shutil.copytree(REPO_ROOT / "config" / "study", dest / "config" / "study")
     results = dest / "results" / "test"
     written = write_fake_records(results / "records", kind)
     records = [str(p.relative_to(dest)) for p in written]

@@ -181,7 +181,7 @@ def test_a_claim_the_data_do_not_support_stops_a_strict_build(tmp_path: Path) ->
     claims = work / "paper" / "claims.yaml"
     claims.write_text(
         claims.read_text().replace(
-            '      op: ">"\n      value: 0.4', '      op: ">"\n      value: 0.9'
+            '      op: ">"\n      value: 0.5', '      op: ">"\n      value: 0.9'
         )
     )
     proc = snakemake(

@@ -263,6 +263,11 @@ def test_guards_and_claims_resolve_as_the_pdf_prints_them() -> None:
     assert resolve_branches(text, present, claims) == "A only a That it holds is not supported."
     untested = resolve_branches(r"\Claim{x}{It holds.}", present, {})
     assert untested == "[Not testable on this dataset: It holds.]"
+    why = "with 5 models only rho = 1 reaches p < 0.05"
+    undecided = {"x": {"verdict": "inconclusive", "why_inconclusive": why}}
+    assert resolve_branches(r"\Claim{x}{It holds.}", present, undecided) == (
+        f"[Inconclusive on this dataset ({why}): It holds.]"
+    )
     text = r"Cohen's $\kappa$ --- 58.0\% of \emph{all} (\citep{a}); see~\ref{t}"
     assert to_text(text, {"t": "3"}) == "Cohen's κ — 58.0% of all ([a]); see 3"
     assert to_text(r"a~\textbf{b}\,c -- d", {}) == "a b c – d"
