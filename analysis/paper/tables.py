@@ -916,8 +916,9 @@ TABLE_NAMES: tuple[str, ...] = tuple(TABLES)
 
 
 def _with_note(tex: str, note: str) -> str:
-    """``tex`` with one more note line (inside its group, when it has one)."""
-    line = r"\par\smallskip\parbox{\linewidth}{" + note + "}"
+    """``tex`` with one more note line (inside its group, when it has one); unindented, since
+    outside a float (the longtables) a paragraph is indented and the box would overrun."""
+    line = r"\par\smallskip\noindent\parbox{\linewidth}{" + note + "}"
     end = r"\endgroup"
     if tex.rstrip().endswith(end):
         return tex.rstrip()[: -len(end)] + line + "\n" + end + "\n"
