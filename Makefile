@@ -56,10 +56,11 @@ paper: install
 
 # The tests run in parallel, one pytest-xdist worker per core; --dist loadgroup keeps the tests
 # of one xdist_group (those reading the shared bundled build, tests/conftest.py) on one worker,
-# in the order tests/conftest.py sets (the longest first).
+# in the order tests/conftest.py sets (the longest first). --durations: the slowest tests, so a
+# run shows where the suite's time goes (README, "Test suite time").
 test: install-test
 	$(MAKE) lint
-	$(PY) -m pytest -n auto --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest -n auto --dist loadgroup --no-loadscope-reorder --durations=20
 
 install: system-paper $(STAMP)-paper
 
@@ -124,7 +125,7 @@ $(STAMP)-local-llm: $(STAMP)-test
 		echo "pip install $(LLAMA_WHEEL)"; $(PY) -m pip install -q --no-deps '$(LLAMA_WHEEL)'; \
 	else \
 		if ! ls $(LLAMA_CACHE)/*.whl >/dev/null 2>&1; then \
-			echo "building $(LLAMA_PIN) for any x86-64 CPU (CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)): about 7 minutes on 2 cores, once per machine"; \
+			echo "building $(LLAMA_PIN) for any x86-64 CPU (CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)): about 5 minutes on 2 cores, once per machine"; \
 			rm -rf $(LLAMA_CACHE).tmp && \
 			CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip wheel -q --no-cache-dir \
 				--no-deps --no-binary llama-cpp-python -w $(LLAMA_CACHE).tmp "$(LLAMA_PIN)" && \
