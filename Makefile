@@ -100,14 +100,17 @@ $(PY):
 	$(PY) -m pip install -q --upgrade "pip>=23"
 
 # torch's CPU build from PyTorch's CPU index where it answers (a few seconds to find out), else
-# from your pip configuration's index.
+# from your pip configuration's index. The CPU build needs nothing beyond the lock (--no-deps);
+# from the configured index pip may get the CUDA build (plain PyPI), which does not even import
+# without the CUDA libraries it depends on, so there pip installs its dependencies too.
 define install_torch
-	@if [ -n '$(TORCH_INDEX)' ]; then index='$(TORCH_INDEX)'; \
+	@deps=--no-deps; \
+	if [ -n '$(TORCH_INDEX)' ]; then index='$(TORCH_INDEX)'; \
 	elif $(PY) -c "import urllib.request; urllib.request.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" >/dev/null 2>&1; then \
 		index="--index-url $(TORCH_CPU_INDEX)"; \
-	else index=""; echo "PyTorch's CPU index is not reachable: $(TORCH_PIN) from pip's configured index (on plain PyPI, the CUDA build; see README)"; fi; \
-	echo "pip install $(TORCH_PIN) $$index"; \
-	$(PY) -m pip install -q --no-deps $$index "$(TORCH_PIN)"
+	else index=""; deps=""; echo "PyTorch's CPU index is not reachable: $(TORCH_PIN) and what it depends on from pip's configured index (on plain PyPI, the CUDA build and its CUDA libraries, several GB; see README)"; fi; \
+	echo "pip install $$deps $(TORCH_PIN) $$index"; \
+	$(PY) -m pip install -q $$deps $$index "$(TORCH_PIN)"
 endef
 
 $(STAMP)-paper: requirements-paper.lock pyproject.toml | $(PY)
