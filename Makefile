@@ -132,7 +132,8 @@ $(STAMP)-local-llm: $(STAMP)-test
 			rm -rf $(LLAMA_CACHE).tmp && \
 			CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip wheel -q --no-cache-dir \
 				--no-deps --no-binary llama-cpp-python -w $(LLAMA_CACHE).tmp "$(LLAMA_PIN)" && \
-			mv $(LLAMA_CACHE).tmp $(LLAMA_CACHE); \
+			mv $(LLAMA_CACHE).tmp $(LLAMA_CACHE) \
+			|| { echo "building $(LLAMA_PIN) failed (pip's error above): the local model is not installed" >&2; exit 1; }; \
 		fi; \
 		$(PY) -m pip install -q --no-deps $(LLAMA_CACHE)/*.whl; \
 	fi
