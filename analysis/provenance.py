@@ -40,7 +40,7 @@ class Record:
     record against a published figure only in the figure's own unit.
 
     ``ci_level`` is the confidence level of the interval, set where the interval was made
-    (from :class:`analysis.stats.interval.Interval`), so a reader of the record (the paper's
+    (from :class:`analysis.stats.intervals.Interval`), so a reader of the record (the paper's
     "95% CI" text) never searches the record's config for it. Like ``text`` it is written only
     when set.
     """

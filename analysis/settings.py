@@ -235,6 +235,36 @@ class Correction(StrEnum):
     fdr_bh = "fdr_bh"
 
 
+class DesignMode(StrEnum):
+    """Which resampling design the statistics use.
+
+    ``declared``: each family's design of ``stats.designs`` (its random factors crossed, people
+    resampled where the statistic is about people); ``one_way``: every statistic resamples one
+    unit alone (``stats.cluster``, or the unit its caller names), the engine's one-factor path
+    and the comparison a coverage study reports beside the declared designs.
+    """
+
+    declared = "declared"
+    one_way = "one_way"
+
+
+class Factor(StrEnum):
+    """A factor of the study's data that a design can treat as random (a sample of a
+    population the statistic generalizes over) or as fixed."""
+
+    users = "users"
+    prompts = "prompts"
+    annotators = "annotators"
+    models = "models"
+    cases = "cases"
+
+
+class Strata(StrEnum):
+    """A grouping the study fixed by design: resamples keep each group's number of units."""
+
+    sources = "sources"
+
+
 class LlmMode(StrEnum):
     """What the call store does on a miss."""
 
@@ -537,6 +567,22 @@ class PaperConfig:
 
 
 @dataclass
+class DesignSpec:
+    """``stats.designs.<name>``: what one family of statistics generalizes over.
+
+    ``random``: the factors resampled (users and prompts crossed where both are listed;
+    annotators within the human group); ``strata``: a grouping whose units each resample
+    keeps; ``fixed``: factor -> why the statistics are conditional on it; ``why``: what the
+    random factors stand for. The method sentence of every record of the family states it.
+    """
+
+    random: list[Factor]
+    strata: Strata | None
+    fixed: dict[str, str]
+    why: str
+
+
+@dataclass
 class StatsConfig:
     """``stats``: bootstrap and test settings shared by every estimate."""
 
@@ -547,9 +593,23 @@ class StatsConfig:
     multiple_comparisons: Correction
     #: rater pairs sharing fewer items get no pairwise kappa (and leave the group means)
     min_shared_items: int
+    design: DesignMode
+    designs: dict[str, DesignSpec]
+    #: family name -> what its tests are; every corrected family is named here
+    families: dict[str, str]
 
     def __post_init__(self) -> None:
         _check(self.n_boot >= 1, "stats.n_boot", self.n_boot, "must be >= 1")
+        for name, spec in self.designs.items():
+            _check(bool(spec.random), f"stats.designs.{name}.random", spec.random, "name a factor")
+            clash = sorted(set(map(str, spec.random)) & set(spec.fixed))
+            _check(not clash, f"stats.designs.{name}.fixed", clash, "random or fixed, not both")
+            _check(
+                spec.strata is None or Factor.users in spec.random,
+                f"stats.designs.{name}.strata",
+                spec.strata,
+                "strata group users: list users as random",
+            )
         _check(
             self.min_shared_items >= 1,
             "stats.min_shared_items",

@@ -63,7 +63,7 @@ from analysis.stages.combine import (
     combine_responses,
 )
 from analysis.stats.coverage import COVERAGE_TARGET, COVERAGE_WORLDS, interval_coverage
-from analysis.stats.study_common import StatsSettings
+from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage1 import stage1_records
 from analysis.stats.study_stage2 import stage2_statistics
 from analysis.stats.study_stage3 import stage3_records

@@ -9,7 +9,7 @@ import functools
 from typing import Any
 
 from analysis.settings import Config, LlmConfig, PromptsConfig
-from analysis.stats.study_common import StatsSettings
+from analysis.stats.settings import StatsSettings
 from analysis.workflow_config import compose_typed
 
 
@@ -38,13 +38,22 @@ def prompts_settings() -> PromptsConfig:
 
 
 def stats_settings(**changes: Any) -> StatsSettings:
-    """The default statistics settings (seed and caveats included) with ``changes`` applied."""
+    """The default statistics settings (seed and caveats included) with ``changes`` applied.
+
+    ``changes`` name keys of the ``stats`` group, ``seed`` and ``caveats`` (model -> note),
+    and are checked as a rule's params are.
+    """
     cfg = compose_config_plain()
     stats = {**cfg["stats"], **{k: v for k, v in changes.items() if k in cfg["stats"]}}
     rest = {k: v for k, v in changes.items() if k not in cfg["stats"]}
-    return StatsSettings(
-        **stats, seed=rest.pop("seed", cfg["run"]["seed"]), caveats=rest.pop("caveats", ()), **rest
-    )
+    params = {
+        "stats": stats,
+        "run.seed": rest.pop("seed", cfg["run"]["seed"]),
+        "stages.caveats": dict(rest.pop("caveats", {})),
+    }
+    if rest:
+        raise TypeError(f"unknown statistics settings {sorted(rest)}")
+    return StatsSettings.from_rule_params(params)
 
 
 @functools.cache

@@ -23,7 +23,12 @@ from analysis.settings import load_study
 from tests.conftest import make_workflow_copy, run_snakemake
 from tests.paper.test_latex_log import log_defects
 from tests.paper.test_scorecard import unit_problems
-from tests.stats.test_p_values import numbers_disagreements
+from tests.stats.test_p_values import (
+    design_problems,
+    floors_printed_as_values,
+    numbers_disagreements,
+    zero_width_intervals,
+)
 from tests.test_docs_numbers import docs_texts, typed_results
 
 #: every test here shares one build of the real exports (a module fixture, so one xdist group)
@@ -74,6 +79,7 @@ def test_real_data_builds_the_paper_with_real_stage2_numbers(
         for stat in ("kappa_human_vs_rest", "f1_human_vs_rest"):
             rec = numbers[f"stage2.{round_}.ceiling.{stat}"]
             assert rec["ci_low"] <= rec["value"] <= rec["ci_high"]
+            assert rec["extra"]["design"] == "relevance_people"
     gaps = [k for k in numbers if k.startswith("stage2.pilot.vs_rest.gap_kappa.")]
     assert len(gaps) >= 2
     assert all("p_value" in numbers[k]["extra"] for k in gaps)
@@ -81,6 +87,15 @@ def test_real_data_builds_the_paper_with_real_stage2_numbers(
     # Every p-value agrees with its interval, the docs type none of these numbers, and the
     # PDF has no float too large and no overfull box.
     assert numbers_disagreements(numbers) == []
+    # every interval from its declared design: the pilot's people statements resample users
+    # and prompts crossed and the annotators; no zero-width interval unless exact; no p-value
+    # at the resampling floor printed as a value
+    assert design_problems(numbers) == []
+    assert zero_width_intervals(numbers) == []
+    assert floors_printed_as_values(numbers) == []
+    pilot_people = numbers["stage2.pilot.kappa.human_human"]
+    assert pilot_people["extra"]["design"] == "relevance_people"
+    assert "crossed and annotators (" in pilot_people["method"]
     assert typed_results(docs_texts(), numbers) == []
     assert log_defects(workflow_copy, "annotation_tool") == []
     # The snapshot has no stage-3 human ratings: those keys are absent, never zero.

@@ -32,7 +32,7 @@ class RecordPoint:
     """One record's value and interval as a figure draws it (``None`` bounds: no CI).
 
     A plotting row read back from ``numbers.json`` (it keeps the key and the record for
-    labels), not an interval type: intervals are made only in :mod:`analysis.stats.interval`.
+    labels), not an interval type: intervals are made only in :mod:`analysis.stats.records`.
     """
 
     key: str

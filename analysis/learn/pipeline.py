@@ -74,15 +74,17 @@ def run_attribute_verifier(
     rule: str,
     threads: int = 1,
 ) -> list[Record]:
-    """Rule ``attribute_verifier``: inputs attributes, conversations, judgments, embeddings."""
+    """Rule ``attribute_verifier``: inputs attributes, conversations, judgments, users (their
+    sources are the strata of the stage-1 designs), embeddings."""
     s: Settings = settings_from_params(cfg)
     seed = derive_seed(s.seed, "stage1.verifier", scheme=SeedScheme.learn)
     attributes = _read(inputs["attributes"])
     if "set" in attributes.columns:  # the stage-1 copy of an attribute when it has several
         attributes = attributes.sort_values("set", key=lambda c: c != "stage1", kind="stable")
+    judgments = _read(inputs["judgments"])
     result = train_verifier(
         attributes,
-        _read(inputs["judgments"]),
+        judgments,
         _read(inputs["conversations"]),
         _embeddings(inputs["attribute_embeddings"], "attributes"),
         _embeddings(inputs["reason_embeddings"], "reasons"),
@@ -105,7 +107,13 @@ def run_attribute_verifier(
         "seed": seed,
     }
     records = verifier_records(
-        result, s.stats, seed, cv.learner, list(cv.bootstrap_units), s.learn.min_clusters
+        result,
+        judgments,
+        _read(inputs["users"]),
+        s.stats,
+        cv.learner,
+        list(cv.bootstrap_units),
+        s.learn.min_clusters,
     )
     return _publish(bundle, result.predictions, records, **where)
 
@@ -152,7 +160,6 @@ def run_relevance_classifier(
     records = relevance_records(
         results,
         s.stats,
-        seed,
         rc.learner,
         list(rc.bootstrap_units),
         s.learn.min_clusters,
@@ -199,7 +206,6 @@ def run_reward_models(
     records = reward_records(
         result,
         s.stats,
-        seed,
         rc.learner,
         list(rc.bootstrap_units),
         s.learn.min_clusters,

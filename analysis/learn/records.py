@@ -6,10 +6,10 @@ Stage 1 (attribute verifier, positive class = *unsupported*, i.e. the human majo
 accept the attribute):
 - ``stage1.verifier.auroc``, ``.kappa``, ``.f1``, ``.precision``, ``.recall`` (kappa: Cohen's
   kappa of the flag with the human majority's "unsupported")
-- ``stage1.verifier.acceptance_all``: share of human judgments that are ``accepted``, over
-  every evaluated attribute (the study's 58%)
-- ``stage1.verifier.acceptance_kept``: the same share over the attributes the verifier keeps
-  (the study's "over 90%" after verify-and-refine); ``stage1.verifier.kept_share``
+- ``stage1.verifier.acceptance_kept``: the share of human judgments that are ``accepted``
+  over the attributes the verifier keeps (the study's "over 90%" after verify-and-refine),
+  beside people's acceptance of every attribute (``stage1.acceptance_rate.overall``, the
+  same estimand, made once by rule ``stage1_statistics``); ``stage1.verifier.kept_share``
 - ``stage1.verifier.zero_shot_acceptance_kept.<model>``, ``.zero_shot_f1.<model>``,
   ``.zero_shot_kept_share.<model>``, ``.zero_shot_auroc.<model>``, ``.zero_shot_kappa.<model>``:
   each zero-shot LLM verifier of stage 1, on the evaluated attributes it labelled
@@ -28,11 +28,22 @@ Stage 3 (reward models; ``<variant>`` = ``pointwise``, ``pairwise``, ``ordinal``
 - ``stage3.reward_model.<variant>.spearman``, ``.kendall``
 - ``stage3.reward_model.judge.<judge>.spearman``, ``.kendall``: each LLM judge, same targets
 - ``stage3.reward_model.human_ceiling.spearman``, ``.kendall``: leave-one-human-out
+
+Every interval comes from the record maker (:mod:`analysis.stats.records`) under the
+family's declared design (``stats.designs``), with the run's seed, so a statistic of the
+held-out predictions that another rule also reports (a zero-shot model's F1 against the
+human majority, a judge's rho with people) draws the same resamples and gets the same
+interval: the verifier's scores ``attribute_labels`` and people's acceptance over judgments
+``attribute_judgments``, the classifier ``relevance_items``, the reward models and judges
+against people's ratings ``rating_reference`` and the human ceiling ``rating_people``.
+The held-out predictions are fixed while users, prompts (and annotators) are resampled, so
+an interval covers the sampling of evaluation data, not the variability of retraining.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -41,14 +52,21 @@ from analysis.learn.relevance_classifier import RelevanceResult
 from analysis.learn.reward_model import RewardResult
 from analysis.learn.verifier import VerifierResult
 from analysis.provenance import Record
-from analysis.seeds import SeedScheme, derive_seed
-from analysis.settings import StatsConfig
-from analysis.stats.interval import Interval
-from analysis.stats.study_common import DISAGREEMENT_EXPLAINED, RESAMPLE_TEST, resample_test
-from analysis.stats.weighted_bootstrap import (
+from analysis.stats.records import (
+    AGREEMENT,
+    SHARE,
+    NullTest,
     Statistic,
-    bootstrap,
+    make_records,
+)
+from analysis.stats.resampling import Plan, Resamples, Units, plan, spearman, weighted_rows
+from analysis.stats.settings import StatsSettings
+from analysis.stats.weighted_bootstrap import (
+    Statistic as RowStatistic,
+)
+from analysis.stats.weighted_bootstrap import (
     choose_unit,
+    evaluate_counts,
     weighted_auroc,
     weighted_difference,
     weighted_kappa,
@@ -58,106 +76,94 @@ from analysis.stats.weighted_bootstrap import (
     weighted_spearman,
 )
 
-UNIT_WORDS = {"user": "users", "prompt": "prompts", "item": "items"}
+HELD_OUT = "held-out predictions fixed"
 
 
-def _ci_sentence(est: Interval, stats: StatsConfig) -> str:
-    res = est.resamples
-    assert res is not None  # the weighted bootstrap keeps its resamples
-    unit = UNIT_WORDS.get(res.cluster, res.cluster)
-    fallback = (
-        ""
-        if res.cluster != "item"
-        else " (too few users/prompts among the evaluated rows for a cluster bootstrap)"
-    )
-    return (
-        f"{stats.ci_level:.0%} {est.method} bootstrap CI over {res.n_clusters} {unit}{fallback} "
-        f"({res.n_boot} resamples, held-out predictions fixed)."
-    )
-
-
-def _test_sentence(null: float, stats: StatsConfig) -> str:
-    """The method sentence of a resample test of ``null`` (see ``resample_test``)."""
-    text = (
-        f" Test of {null:g}: {RESAMPLE_TEST}; p = 2 x the smaller share of resamples on either "
-        f"side of {null:g} (floored at 1/B)"
-    )
-    if stats.ci_method == "bca":
-        text += (
-            "; the p-value inverts the percentile interval, so with the BCa interval printed "
-            f"here the two {DISAGREEMENT_EXPLAINED} near the boundary"
-        )
-    return text + "."
-
-
+@dataclass
 class _Builder:
-    """Collects records of one model; each metric is bootstrapped over the same clusters."""
+    """The statistics of one set of held-out rows under one design (their records made at once).
 
-    def __init__(
-        self,
-        frame: pd.DataFrame,
-        units: list[str],
-        min_clusters: int,
-        stats: StatsConfig,
-        seed: int,
-    ) -> None:
-        self.unit, self.clusters = choose_unit(frame, units, min_clusters)
-        self.stats = stats
-        self.seed = seed
-        self.records: list[Record] = []
+    ``units``/``min_clusters``: the one-way unit under ``stats.design = one_way`` (the first
+    of ``units`` with enough clusters among these rows).
+    """
 
-    def with_rows(self, frame: pd.DataFrame, units: list[str], min_clusters: int) -> _Builder:
-        child = _Builder(frame, units, min_clusters, self.stats, self.seed)
-        child.records = self.records
+    frame: pd.DataFrame
+    design: str
+    settings: StatsSettings
+    units: Sequence[str]
+    min_clusters: int
+    strata: pd.Series | None = None
+    annotators: np.ndarray | None = None  # each row's annotator, for a design with people
+    statistics: list[Statistic] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        unit, labels = choose_unit(self.frame, list(self.units), self.min_clusters)
+        people = () if self.annotators is None else tuple(sorted(set(self.annotators)))
+        rows = Units(
+            n=len(self.frame),
+            users=self._column("user_id"),
+            prompts=self._column("prompt_id"),
+            strata=self.strata,
+            annotators=people,
+            items=labels if unit == "item" else None,
+            noun="held-out rows",
+        )
+        self.plan: Plan = plan(self.settings, self.design, rows, one_way=unit)
+
+    def _column(self, name: str) -> np.ndarray | None:
+        return (
+            self.frame[name].astype(str).to_numpy(dtype=object)
+            if name in self.frame.columns
+            else None
+        )
+
+    def with_rows(self, frame: pd.DataFrame, design: str | None = None, **kw: object) -> _Builder:
+        """Another set of rows whose statistics join these (one call of the record maker)."""
+        child = _Builder(
+            frame, design or self.design, self.settings, self.units, self.min_clusters, **kw
+        )
+        child.statistics = self.statistics
         return child
+
+    def resamples(self, stat: RowStatistic) -> Resamples:
+        return weighted_rows(
+            self.plan, stat, len(self.frame), evaluate_counts, annotator_rows=self.annotators
+        )
 
     def add(
         self,
         key: str,
-        stat: Statistic,
+        estimate: Resamples,
         fmt: str,
-        method: str,
+        what: str,
         code: str,
         extra: dict[str, object] | None = None,
-        test_null: float | None = None,
+        test: NullTest | None = None,
+        units: int | None = None,
+        n: int | None = None,
+        limits: tuple[float, float] | None = None,
     ) -> None:
-        """Bootstrap ``stat`` and add its record; with ``test_null``, a test of that value on
-        the interval's own resamples (a difference's p-value, same resampling unit)."""
-        est = bootstrap(
-            stat,
-            self.clusters,
-            unit=self.unit,
-            n_boot=self.stats.n_boot,
-            seed=self.seed,
-            level=self.stats.ci_level,
-            method=self.stats.ci_method,
-        )
-        if est is None:  # undefined on these data: the key stays absent
-            return
-        assert est.resamples is not None
-        test = {} if test_null is None else resample_test(est.resamples, test_null)
-        self.records.append(
-            Record(
+        """A statistic of these rows (absent where it is undefined: the record maker drops it);
+        ``n``: the units it is about, where they are not the rows (attributes, not judgments)."""
+        self.statistics.append(
+            Statistic(
                 key=key,
-                value=est.value,
+                estimate=estimate,
                 fmt=fmt,
-                method=f"{method} {_ci_sentence(est, self.stats)}"
-                + (_test_sentence(float(test["null"]), self.stats) if test else ""),
+                what=f"{what} ({HELD_OUT})",
                 code=code,
-                ci_low=est.low,
-                ci_level=est.level,
-                ci_high=est.high,
-                n=est.n,
-                seed=self.seed,
-                extra={
-                    "bootstrap_unit": est.resamples.cluster,
-                    "n_clusters": est.resamples.n_clusters,
-                    "n_boot_valid": int(est.resamples.n_valid),
-                    **(extra or {}),
-                    **test,
-                },
+                n=len(self.frame) if n is None else n,
+                extra=extra or {},
+                test=test,
+                units=units,
+                limits=limits,
             )
         )
+
+    def share(self, numerator: np.ndarray, denominator: np.ndarray) -> tuple[Resamples, int]:
+        """A share of weighted rows and the design's units behind its denominator."""
+        den = np.asarray(denominator, dtype=np.float64)
+        return self.resamples(weighted_ratio(numerator, den)), self.plan.units_with(den)
 
 
 def _prf(
@@ -169,25 +175,57 @@ def _prf(
     code: str,
     extra: dict[str, object],
 ) -> None:
-    for metric in ("precision", "recall", "f1"):
+    """Precision, recall and F1 of ``pred`` against ``y`` (recall and precision are shares:
+    the units behind their denominators go with them)."""
+    y, pred = np.asarray(y, dtype=bool), np.asarray(pred, dtype=bool)
+    denominators = {"precision": pred, "recall": y, "f1": None}
+    for metric, den in denominators.items():
         name = {"precision": "Precision", "recall": "Recall", "f1": "F1"}[metric]
         more = dict(extra)
         if metric == "f1" and y.any():  # what flagging every row would score, for reading F1
             more["f1_if_all_positive"] = float(2 * y.mean() / (1 + y.mean()))
         b.add(
             f"{prefix}.{metric}",
-            weighted_prf(y, pred, metric),
+            b.resamples(weighted_prf(y, pred, metric)),
             ".3f",
-            f"{name} of {what}.",
+            f"{name} of {what}",
             code,
             more,
+            units=None if den is None else b.plan.units_with(den),
+            limits=SHARE,
         )
+
+
+def _judgment_rows(
+    judgments: pd.DataFrame, result: VerifierResult, users: pd.DataFrame
+) -> pd.DataFrame:
+    """The human judgments of the verifier's round on its evaluated attributes, each with its
+    user's source, whether it accepts, and the verifier's decision on its attribute."""
+    human = judgments[
+        (judgments["rater_kind"] == "human") & (judgments["round"].astype(str) == result.round)
+    ]
+    pred = result.predictions[["attribute_id", "kept"]]
+    rows = human.assign(attribute_id=human["attribute_id"].astype(str)).merge(
+        pred, on="attribute_id", how="inner"
+    )
+    sources = users.assign(user_id=users["user_id"].astype(str))[["user_id", "source"]]
+    rows = rows.assign(user_id=rows["user_id"].astype(str)).merge(
+        sources, on="user_id", how="left", validate="many_to_one"
+    )
+    return rows.assign(accepts=(rows["label"] == "accepted")).reset_index(drop=True)
+
+
+def _sources(frame: pd.DataFrame, users: pd.DataFrame) -> pd.Series:
+    """Each row's user's source (the strata of the stage-1 designs)."""
+    sources = users.assign(user_id=users["user_id"].astype(str)).set_index("user_id")["source"]
+    return sources.reindex(frame["user_id"].astype(str)).rename("source").reset_index(drop=True)
 
 
 def verifier_records(
     result: VerifierResult,
-    stats: StatsConfig,
-    seed: int,
+    judgments: pd.DataFrame,
+    users: pd.DataFrame,
+    settings: StatsSettings,
     learner: str,
     units: list[str],
     min_clusters: int,
@@ -196,11 +234,7 @@ def verifier_records(
     code = "analysis.learn.records:verifier_records"
     pred = result.predictions
     b = _Builder(
-        pred,
-        units,
-        min_clusters,
-        stats,
-        derive_seed(seed, "stage1.verifier.bootstrap", scheme=SeedScheme.learn),
+        pred, "attribute_labels", settings, units, min_clusters, strata=_sources(pred, users)
     )
     extra = {
         "round": result.round,
@@ -222,20 +256,22 @@ def verifier_records(
     unsupported = ~pred["accepted"].to_numpy(dtype=bool)
     b.add(
         "stage1.verifier.auroc",
-        weighted_auroc(unsupported, pred["p_unsupported"].to_numpy()),
+        b.resamples(weighted_auroc(unsupported, pred["p_unsupported"].to_numpy())),
         ".3f",
-        f"AUROC of P(unsupported) from {trained}.",
+        f"AUROC of P(unsupported) from {trained}",
         code,
         extra,
+        limits=SHARE,
     )
     flagged = pred["flagged"].to_numpy(dtype=bool)
     b.add(
         "stage1.verifier.kappa",
-        weighted_kappa(flagged, unsupported),
+        b.resamples(weighted_kappa(flagged, unsupported)),
         ".2f",
-        f"Cohen's kappa of flagging by {trained} with the human majority's 'unsupported'.",
+        f"Cohen's kappa of flagging by {trained} with the human majority's 'unsupported'",
         code,
         extra,
+        limits=AGREEMENT,
     )
     _prf(
         b,
@@ -246,75 +282,101 @@ def verifier_records(
         code,
         extra,
     )
-    n_judg = pred["n_judgments"].to_numpy(dtype=float)
-    n_acc = pred["n_accepted"].to_numpy(dtype=float)
     kept = pred["kept"].to_numpy(dtype=float)
-    b.add(
-        "stage1.verifier.acceptance_all",
-        weighted_ratio(n_acc, n_judg),
-        ".1%",
-        f"Share of human judgments 'accepted' over all {len(pred)} evaluated attributes "
-        f"({result.round} round).",
-        code,
-        extra,
-    )
-    b.add(
-        "stage1.verifier.acceptance_kept",
-        weighted_ratio(n_acc * kept, n_judg * kept),
-        ".1%",
-        f"Share of human judgments 'accepted' over the attributes kept (not flagged) by {trained}; "
-        "verify only, no refinement step.",
-        code,
-        extra,
-    )
+    share, n_units = b.share(kept, np.ones(len(kept)))
     b.add(
         "stage1.verifier.kept_share",
-        weighted_ratio(kept, np.ones(len(kept))),
+        share,
         ".1%",
-        f"Share of attributes kept by {trained}.",
+        f"Share of attributes kept by {trained}",
         code,
         extra,
+        units=n_units,
+    )
+    rows = _judgment_rows(judgments, result, users)
+    people = b.with_rows(
+        rows,
+        "attribute_judgments",
+        strata=rows["source"].rename("source"),
+        annotators=rows["rater"].astype(str).to_numpy(dtype=object),
+    )
+    accepts = rows["accepts"].to_numpy(dtype=float)
+    keeps = rows["kept"].to_numpy(dtype=float)
+    share, n_units = people.share(accepts * keeps, keeps)
+    people.add(
+        "stage1.verifier.acceptance_kept",
+        share,
+        ".1%",
+        f"Share of human judgments 'accepted' over the attributes kept (not flagged) by {trained}; "
+        f"verify only, no refinement step (of all {len(pred)} evaluated attributes: "
+        "stage1.acceptance_rate.overall)",
+        code,
+        extra,
+        units=n_units,
+        n=len(pred),
     )
     zs = result.zero_shot
     for rater in sorted(zs["rater"].unique()) if len(zs) else []:
         z = zs[zs["rater"] == rater].merge(pred, on="attribute_id", how="inner")
         if len(z) == 0:
             continue
-        zb = b.with_rows(z, units, min_clusters)
+        zb = b.with_rows(z, strata=_sources(z, users))
         z_keep = z["keeps"].to_numpy(dtype=float)
         z_extra = {**extra, "rater": rater, "model": "analysis.learn.verifier:zero_shot_labels"}
         what = (
             f"the zero-shot LLM verifier {rater} of stage 1 (keeps an attribute it labels "
             f"'accepted'), on the {len(z)} evaluated attributes it labelled"
         )
-        zb.add(
+        judged = rows[rows["attribute_id"].isin(z["attribute_id"])].reset_index(drop=True)
+        judged_keeps = (
+            judged["attribute_id"].map(dict(zip(z["attribute_id"], z["keeps"], strict=True)))
+        ).to_numpy(dtype=float)
+        zp = b.with_rows(
+            judged,
+            "attribute_judgments",
+            strata=judged["source"].rename("source"),
+            annotators=judged["rater"].astype(str).to_numpy(dtype=object),
+        )
+        share, n_units = zp.share(
+            judged["accepts"].to_numpy(dtype=float) * judged_keeps, judged_keeps
+        )
+        zp.add(
             f"stage1.verifier.zero_shot_acceptance_kept.{rater}",
-            weighted_ratio(
-                z["n_accepted"].to_numpy(float) * z_keep, z["n_judgments"].to_numpy(float) * z_keep
-            ),
+            share,
             ".1%",
-            f"Share of human judgments 'accepted' over the attributes kept by {what}.",
+            f"Share of human judgments 'accepted' over the attributes kept by {what}",
             code,
             z_extra,
+            units=n_units,
+            n=len(z),
         )
+        share, n_units = zb.share(z_keep, np.ones(len(z)))
         zb.add(
             f"stage1.verifier.zero_shot_kept_share.{rater}",
-            weighted_ratio(z_keep, np.ones(len(z))),
+            share,
             ".1%",
-            f"Share of attributes kept by {what}.",
+            f"Share of attributes kept by {what}",
             code,
             z_extra,
+            units=n_units,
         )
         zb.add(
             f"stage1.verifier.zero_shot_f1.{rater}",
-            weighted_prf(~z["accepted"].to_numpy(bool), ~z["keeps"].to_numpy(bool), "f1"),
+            zb.resamples(
+                weighted_prf(~z["accepted"].to_numpy(bool), ~z["keeps"].to_numpy(bool), "f1")
+            ),
             ".3f",
-            f"F1 of flagging unsupported attributes by {what}, against the human majority.",
+            f"F1 of flagging unsupported attributes by {what}, against the human majority",
             code,
             z_extra,
+            limits=SHARE,
         )
         _versus_zero_shot(zb, z, rater, what, code, z_extra)
-    return b.records
+    return make_records(b.statistics, settings)
+
+
+#: the values each verifier score can take
+LIMITS = {"auroc": SHARE, "kappa": AGREEMENT}
 
 
 def _versus_zero_shot(
@@ -323,7 +385,8 @@ def _versus_zero_shot(
     """AUROC and kappa of a zero-shot verifier and the trained one's advantage, same rows.
 
     Both verifiers are scored on the attributes the zero-shot model labelled, and each
-    difference is one statistic of the resampled rows, so its interval is paired.
+    difference is one statistic of the resampled rows, so its interval is paired; its test
+    belongs to the family ``verifier_minus_zero_shot``.
     """
     y = ~z["accepted"].to_numpy(dtype=bool)
     trained = {
@@ -342,28 +405,28 @@ def _versus_zero_shot(
     for metric, fmt in (("auroc", ".3f"), ("kappa", ".2f")):
         zb.add(
             f"stage1.verifier.zero_shot_{metric}.{rater}",
-            zero_shot[metric],
+            zb.resamples(zero_shot[metric]),
             fmt,
-            f"{words[metric]} by {what}.",
+            f"{words[metric]} by {what}",
             code,
             extra,
+            limits=LIMITS[metric],
         )
         zb.add(
             f"stage1.verifier.minus_zero_shot.{rater}.{metric}",
-            weighted_difference(trained[metric], zero_shot[metric]),
+            zb.resamples(weighted_difference(trained[metric], zero_shot[metric])),
             fmt,
             f"{words[metric]}: the trained verifier (out of fold) minus {what}; both on the "
-            "same attributes, the difference computed on each resample (paired).",
+            "same attributes, the difference computed on each resample (paired)",
             code,
             extra,
-            test_null=0.0,
+            test=NullTest(0.0, "verifier_minus_zero_shot"),
         )
 
 
 def relevance_records(
     results: list[RelevanceResult],
-    stats: StatsConfig,
-    seed: int,
+    settings: StatsSettings,
     learner: str,
     units: list[str],
     min_clusters: int,
@@ -371,17 +434,11 @@ def relevance_records(
 ) -> list[Record]:
     """Records of the relevance classifier per round, and of every reference on its items."""
     code = "analysis.learn.records:relevance_records"
-    records: list[Record] = []
+    statistics: list[Statistic] = []
     for res in results:
         ev = res.evaluated
-        b = _Builder(
-            ev,
-            units,
-            min_clusters,
-            stats,
-            derive_seed(seed, f"stage2.classifier.{res.round}", scheme=SeedScheme.learn),
-        )
-        b.records = records
+        b = _Builder(ev, "relevance_items", settings, units, min_clusters)
+        b.statistics = statistics
         split_words = (
             "trained on the round's own train split, threshold tuned on its val split, scored "
             "on its test split (prompts disjoint)"
@@ -409,35 +466,40 @@ def relevance_records(
         _prf(b, prefix, y, ev["predicted"].to_numpy(dtype=bool), what, code, extra)
         b.add(
             f"{prefix}.auroc",
-            weighted_auroc(y, ev["score"].to_numpy()),
+            b.resamples(weighted_auroc(y, ev["score"].to_numpy())),
             ".3f",
-            f"AUROC of {what}.",
+            f"AUROC of {what}",
             code,
             extra,
+            limits=SHARE,
         )
+        share, n_units = b.share(ev["predicted"].to_numpy(float), np.ones(len(ev)))
         b.add(
             f"{prefix}.predicted_rate",
-            weighted_ratio(ev["predicted"].to_numpy(float), np.ones(len(ev))),
+            share,
             ".1%",
-            f"Share of held-out items marked relevant by {what}.",
+            f"Share of held-out items marked relevant by {what}",
             code,
             extra,
+            units=n_units,
         )
+        share, n_units = b.share(y.astype(float), np.ones(len(ev)))
         b.add(
             f"{prefix}.human_rate",
-            weighted_ratio(y.astype(float), np.ones(len(ev))),
+            share,
             ".1%",
             f"Share of the classifier's held-out items ({res.round} round) that the human "
-            "majority marks relevant.",
+            "majority marks relevant",
             code,
             extra,
+            units=n_units,
         )
         for rater in sorted(res.references["rater"].unique()) if len(res.references) else []:
             ref = res.references[res.references["rater"] == rater]
             shared = ev.merge(ref[["item_id", "vote", "rater_kind"]], on="item_id", how="inner")
             if len(shared) < min_reference_items:
                 continue
-            rb = b.with_rows(shared, units, min_clusters)
+            rb = b.with_rows(shared)
             kind = str(shared["rater_kind"].iloc[0])
             on_items = (
                 f"on the {len(shared)} held-out items of the trained classifier "
@@ -456,18 +518,20 @@ def relevance_records(
             if kind == "model":
                 rb.add(
                     f"{prefix}.f1_minus_zero_shot.{rater}",
-                    weighted_difference(
-                        weighted_prf(shared_y, shared["predicted"].to_numpy(bool), "f1"),
-                        weighted_prf(shared_y, shared["vote"].to_numpy(bool), "f1"),
+                    rb.resamples(
+                        weighted_difference(
+                            weighted_prf(shared_y, shared["predicted"].to_numpy(bool), "f1"),
+                            weighted_prf(shared_y, shared["vote"].to_numpy(bool), "f1"),
+                        )
                     ),
                     ".3f",
                     f"F1 of the trained relevance classifier minus F1 of the zero-shot model "
-                    f"{rater}, both {on_items} (paired: the difference on each resample).",
+                    f"{rater}, both {on_items} (paired: the difference on each resample)",
                     code,
                     {**extra, "rater": rater, "rater_kind": kind},
-                    test_null=0.0,
+                    test=NullTest(0.0, "classifier_minus_zero_shot", res.round),
                 )
-    return records
+    return make_records(statistics, settings)
 
 
 def _corr_pair(
@@ -479,26 +543,38 @@ def _corr_pair(
     code: str,
     extra: dict[str, object],
 ) -> None:
-    stats_of: dict[str, Callable[[np.ndarray, np.ndarray], Statistic]] = {
-        "spearman": weighted_spearman,
-        "kendall": weighted_kendall,
-    }
-    names = {"spearman": "Spearman's rho", "kendall": "Kendall's tau-b"}
-    for metric, fn in stats_of.items():
-        b.add(
-            f"{prefix}.{metric}",
-            fn(x, y),
-            ".2f" if metric == "spearman" else ".3f",
-            f"{names[metric]} of {what}.",
-            code,
-            extra,
-        )
+    """Spearman's rho (the resampling engine's table form, as the stage-3 statistics compute a
+    judge's rho; weighted rows where annotators are deleted) and Kendall's tau-b of ``x`` and
+    ``y`` over the builder's rows."""
+    rows = np.arange(len(b.frame))
+    rho = (
+        b.resamples(weighted_spearman(x, y))
+        if b.plan.annotators
+        else spearman(b.plan, x, y, rows, len(b.frame))
+    )
+    b.add(
+        f"{prefix}.spearman",
+        rho,
+        ".2f",
+        f"Spearman's rho of {what}",
+        code,
+        extra,
+        limits=AGREEMENT,
+    )
+    b.add(
+        f"{prefix}.kendall",
+        b.resamples(weighted_kendall(x, y)),
+        ".3f",
+        f"Kendall's tau-b of {what}",
+        code,
+        extra,
+        limits=AGREEMENT,
+    )
 
 
 def reward_records(
     result: RewardResult,
-    stats: StatsConfig,
-    seed: int,
+    settings: StatsSettings,
     learner: str,
     units: list[str],
     min_clusters: int,
@@ -507,8 +583,7 @@ def reward_records(
     """Records of each reward-model variant, each LLM judge and the human ceiling."""
     code = "analysis.learn.records:reward_records"
     pred = result.predictions
-    boot_seed = derive_seed(seed, "stage3.reward_model.bootstrap", scheme=SeedScheme.learn)
-    b = _Builder(pred, units, min_clusters, stats, boot_seed)
+    b = _Builder(pred, "rating_reference", settings, units, min_clusters)
     target = pred["human_mean"].to_numpy(dtype=float)
     base_extra = {
         "round": result.round,
@@ -552,9 +627,8 @@ def reward_records(
         )
         if len(j) < 2:
             continue
-        jb = b.with_rows(j, units, min_clusters)
         _corr_pair(
-            jb,
+            b.with_rows(j),
             f"stage3.reward_model.judge.{rater}",
             j["rating"].to_numpy(float),
             j["human_mean"].to_numpy(float),
@@ -568,9 +642,10 @@ def reward_records(
         0
     ]
     if n_examples >= min_ceiling_examples:
-        cb = b.with_rows(ceil, units, min_clusters)
         _corr_pair(
-            cb,
+            b.with_rows(
+                ceil, "rating_people", annotators=ceil["rater"].astype(str).to_numpy(dtype=object)
+            ),
             "stage3.reward_model.human_ceiling",
             ceil["rating"].to_numpy(float),
             ceil["others_mean"].to_numpy(float),
@@ -580,4 +655,4 @@ def reward_records(
             code,
             {**base_extra, "model": "analysis.learn.reward_model:human_ceiling_pairs"},
         )
-    return b.records
+    return make_records(b.statistics, settings)

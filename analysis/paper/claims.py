@@ -391,9 +391,7 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
         evidence = [f"{agg}({label}) = {_fmt(agg_lhs)} {_rhs_text(op, cond['value'])} [{listed}]"]
         return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
 
-    results = [
-        (_compare(op, v, r), f"{_field_text(k, fld)} = {_fmt(v)} {t}") for k, v, r, t in pairs
-    ]
+    results = [_judged(numbers[k], k, fld, op, v, r, t) for k, v, r, t in pairs]
     ok = all(r for r, _ in results) if agg == "all" else any(r for r, _ in results)
     evidence = [("holds: " if r else "fails: ") + text for r, text in results]
     if not ok and fld in P_FIELDS and op in ("<", "<="):
@@ -406,6 +404,22 @@ def _leaf(cond: Mapping[str, Any], numbers: Mapping[str, Mapping[str, Any]]) -> 
         if all(reasons):
             return Outcome(INCONCLUSIVE, evidence, sorted(set(used)), str(reasons[0]))
     return Outcome(SUPPORTED if ok else REFUTED, evidence, sorted(set(used)))
+
+
+def _judged(
+    record: Mapping[str, Any], key: str, fld: str, op: str, value: float, rhs: Any, rhs_text: str
+) -> tuple[bool, str]:
+    """One comparison and its evidence. A p-value at the resampling floor is an upper bound
+    (``extra.<p>_is_upper_bound``: no resample beyond the null, printed ``< 1/B``, or ``< m/B``
+    after adjustment): it supports ``p < c`` only when the bound is at most ``c``, and never
+    a lower bound on p."""
+    bound = fld in P_FIELDS and bool(
+        (record.get("extra") or {}).get(f"{fld.split('.', 1)[1]}_is_upper_bound")
+    )
+    if not bound:
+        return _compare(op, value, rhs), f"{_field_text(key, fld)} = {_fmt(value)} {rhs_text}"
+    holds = op in ("<", "<=") and value <= rhs
+    return holds, f"{_field_text(key, fld)} < {_fmt(value)} (resampling floor) {rhs_text}"
 
 
 def _unattainable(record: Mapping[str, Any], op: str, level: float) -> str | None:

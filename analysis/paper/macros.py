@@ -3,7 +3,8 @@ r"""Render ``numbers.json`` as LaTeX macros: the only way a number gets into the
 For every record key the generated ``paper/generated/<dataset>/numbers.tex`` defines
 
 * ``\csname rc@<key>\endcsname``: the display value (``0.43``, ``58.0\%``), escaped for LaTeX,
-* ``rc@ci@<key>`` (``0.39, 0.47``), ``rc@cilevel@<key>`` (``95\%``), ``rc@method@<key>``,
+* ``rc@ci@<key>`` (``0.39, 0.47``), ``rc@cilevel@<key>`` (``95\%``; ``95\% exact`` for an
+  exact interval, ``extra.exact``), ``rc@method@<key>``,
   ``rc@n@<key>`` where the record has them,
 * an alias named for the key's meaning: ``stage2.final.kappa.human_human`` ->
   ``\StageTwoFinalKappaHumanHuman`` (words capitalised, separators dropped, every digit
@@ -108,7 +109,7 @@ def ci_level_of(record: Mapping[str, Any]) -> float:
     if isinstance(level, bool) or not isinstance(level, int | float):
         raise RecordError(
             f"record {record.get('key', '?')}: has an interval but no 'ci_level' (the level is "
-            "set where the interval is made, analysis.stats.interval.Interval)"
+            "set where the interval is made, analysis.stats.intervals.Interval)"
         )
     return float(level)
 
@@ -199,6 +200,8 @@ def render_numbers_tex(numbers: Mapping[str, Mapping[str, Any]], source: str = "
         if ci is not None:
             lines.append(_def("ci@", key, f"{escape_number(ci[0])}, {escape_number(ci[1])}"))
             level = format_number(ci_level_of(rec), ".0%")
+            if (rec.get("extra") or {}).get("exact"):  # Clopper-Pearson: the text says so
+                level += " exact"
             lines.append(_def("cilevel@", key, escape_latex(level)))
         if rec.get("method"):
             lines.append(_def("method@", key, escape_latex(rec["method"])))

@@ -81,7 +81,6 @@ FRAGMENT_WORDS = {
     "pilot_graded": "graded pilot round",
     "reference": "zero-shot",
     "zero_shot": "zero-shot",
-    "acceptance_all": "people's acceptance of all attributes",
     "acceptance_kept": "people's acceptance of the attributes kept",
     "kept_share": "share of attributes kept",
     "zero_shot_acceptance_kept": "zero-shot: people's acceptance of the attributes kept",
@@ -96,6 +95,8 @@ FRAGMENT_WORDS = {
     "pairwise": "pairwise reward model",
     "pointwise": "pointwise reward model",
     "detector_accuracy": "mention detector accuracy",
+    "detector_sensitivity": "mention detector sensitivity",
+    "detector_specificity": "mention detector specificity",
 }
 
 
@@ -152,10 +153,14 @@ def extra_cell(numbers: Numbers, key: str, names: Sequence[str], fmt: str) -> st
 
 
 def adjusted_p_cell(numbers: Numbers, key: str) -> str:
-    """The multiplicity-adjusted p value stored with a test's record."""
+    """The multiplicity-adjusted p value stored with a test's record; one that rests on a
+    p-value at the resampling floor is an upper bound and prints as one (``<m/B``)."""
     rec = numbers.get(key) or {}
     extra = rec.get("extra") or {}
     p = next((extra[n] for n in ADJUSTED_P_FIELDS if _is_num(extra.get(n))), None)
+    if p is not None and extra.get("p_adjusted_is_upper_bound"):
+        text = escape_number(format_number(p, ".2g"))
+        return f"\\hyperlink{{rec:{key}}}{{\\ensuremath{{<}}{text}}}"
     if p is not None and p < 0.001:
         return f"\\rclink{{{key}}}{{\\ensuremath{{<}}0.001}}"
     return extra_cell(numbers, key, ADJUSTED_P_FIELDS, ".3f")
@@ -752,30 +757,32 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
         RowTable(
             "interventions_verifier_kept",
             "Verifier",
+            # the row of all attributes (people's acceptance of every attribute is stage 1's
+            # one record of it) shows where a verifier exists, found by its kept share
             r"^stage1\.verifier\.(?:zero_shot_(?:kept_share|acceptance_kept)\.(?P<row>.+)"
-            r"|(?P<row_t>acceptance_kept)|(?P<row_all>acceptance_all))$",
+            r"|(?P<row_t>acceptance_kept)|(?P<row_all>kept_share))$",
             (
                 Column(
                     "F1 (flags unsupported)",
                     "stage1.verifier.zero_shot_f1.{row}",
-                    alt={"acceptance_kept": "stage1.verifier.f1", "acceptance_all": "-"},
+                    alt={"acceptance_kept": "stage1.verifier.f1", "kept_share": "-"},
                 ),
                 Column(
                     "Attributes kept",
                     "stage1.verifier.zero_shot_kept_share.{row}",
-                    alt={"acceptance_kept": "stage1.verifier.kept_share", "acceptance_all": "-"},
+                    alt={"acceptance_kept": "stage1.verifier.kept_share", "kept_share": "-"},
                 ),
                 Column(
                     "People accept (kept)",
                     "stage1.verifier.zero_shot_acceptance_kept.{row}",
                     alt={
                         "acceptance_kept": "stage1.verifier.acceptance_kept",
-                        "acceptance_all": "stage1.verifier.acceptance_all",
+                        "kept_share": "stage1.acceptance_rate.overall",
                     },
                 ),
             ),
-            labels={"acceptance_kept": "trained verifier", "acceptance_all": "no verifier (all)"},
-            first=("acceptance_all", "acceptance_kept"),
+            labels={"acceptance_kept": "trained verifier", "kept_share": "no verifier (all)"},
+            first=("kept_share", "acceptance_kept"),
         ),
         RowTable(
             "interventions_classifier",

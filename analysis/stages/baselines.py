@@ -37,10 +37,10 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from analysis.data.text_tokens import word_tokens
 from analysis.data.vocabulary import HUMAN_MAJORITY
 from analysis.provenance import Record
-from analysis.seeds import SeedScheme, derive_seed
-from analysis.settings import BaselinesConfig, StatsConfig
+from analysis.settings import BaselinesConfig
 from analysis.stages.selection import split_groups
 from analysis.stats.baseline_scores import BaselineSplit, baseline_score_records
+from analysis.stats.settings import StatsSettings
 
 BM25 = "bm25"
 EMBEDDING = "minilm-embedding"
@@ -177,9 +177,7 @@ def evaluate_baseline(
     *,
     dev_fraction: float,
     seed: int,
-    n_boot: int,
-    ci_level: float,
-    ci_method: str,
+    stats: StatsSettings,
 ) -> list[BaselineEvaluation]:
     """The rate on each round's dev prompts; votes on every item, scores from ``stats``.
 
@@ -213,7 +211,6 @@ def evaluate_baseline(
                 f"k = round({rate:.4f} x the pair's attributes), {rate:.4f} being the human "
                 f"majority's relevance rate on the {len(dev_p)} development prompts"
             )
-        boot_seed = derive_seed(seed, f"stage2.{rnd}.baselines.bootstrap", scheme=SeedScheme.stages)
         split = BaselineSplit(
             baseline=baseline,
             method_name=RAW_NAMES[baseline],
@@ -223,13 +220,12 @@ def evaluate_baseline(
             pred=pred,
             gold=gold,
             is_dev=is_dev,
+            user_ids=rows["user_id"].to_numpy(),
             prompt_ids=rows["prompt_id"].to_numpy(),
             n_dev_prompts=int(len(dev_p)),
             n_items_without_text=int(items.attrs.get("n_without_text", 0)),
         )
-        records = baseline_score_records(
-            split, n_boot=n_boot, ci_level=ci_level, ci_method=ci_method, seed=boot_seed
-        )
+        records = baseline_score_records(split, stats)
         votes = pd.DataFrame(
             {
                 "item_id": rows["item_id"].astype(str).to_numpy(),
@@ -266,8 +262,7 @@ def baseline_step(
     attribute_vectors: Mapping[str, np.ndarray],
     *,
     baselines: BaselinesConfig,
-    stats: StatsConfig,
-    seed: int,
+    stats: StatsSettings,
 ) -> tuple[pd.DataFrame, list[Record]]:
     """Both baselines and the all-positive rule on every round with a human majority: their
     votes and records."""
@@ -284,10 +279,8 @@ def baseline_step(
             sc,
             name,
             dev_fraction=float(baselines.dev_fraction),
-            seed=seed,
-            n_boot=stats.n_boot,
-            ci_level=float(stats.ci_level),
-            ci_method=str(stats.ci_method),
+            seed=stats.seed,
+            stats=stats,
         )
     records = [r for e in evaluations for r in e.records]
     return baseline_votes_frame(evaluations), records

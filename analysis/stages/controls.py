@@ -24,7 +24,6 @@ import pandas as pd
 
 from analysis.provenance import Record
 from analysis.seeds import stable_hash
-from analysis.settings import StatsConfig
 from analysis.stages.judging import (
     ITEM_KEY,
     item_key,
@@ -35,6 +34,7 @@ from analysis.stages.judging import (
 from analysis.stages.parsing import ParsedOutput, outcome_frame
 from analysis.stages.prompts import PromptSet
 from analysis.stats.control_effects import control_records
+from analysis.stats.settings import StatsSettings
 
 CONTROLS = ("no_context", "mismatched_profile", "swapped_order")
 
@@ -153,25 +153,12 @@ def combine_controls(
     control_tables: Sequence[pd.DataFrame],
     judged_tables: Sequence[pd.DataFrame],
     *,
-    stats: StatsConfig,
-    seed: int,
-    caveats: Mapping[str, str] | None = None,
+    stats: StatsSettings,
 ) -> tuple[pd.DataFrame, list[Record]]:
     """Every judge's control rows in one table (sorted) and each judge's control records."""
-    from analysis.seeds import SeedScheme, derive_seed
-
     records: list[Record] = []
     for model, ctl, main in zip(models, control_tables, judged_tables, strict=True):
-        records += control_records(
-            main,
-            ctl,
-            judge=model,
-            n_boot=stats.n_boot,
-            ci_level=float(stats.ci_level),
-            ci_method=str(stats.ci_method),
-            seed=derive_seed(seed, "stage3.controls.bootstrap", scheme=SeedScheme.stages),
-            caveat=(caveats or {}).get(model),
-        )
+        records += control_records(main, ctl, judge=model, settings=stats)
     frames = [t for t in control_tables if len(t)]
     if frames:
         table = pd.concat(frames, ignore_index=True)

@@ -25,6 +25,9 @@ from analysis.data.vocabulary import GENERIC, PERSONALIZED
 from analysis.provenance import Record
 from analysis.stages.baselines import tokenize
 from analysis.stages.mention_sample import CALIBRATION, CHECK, MentionCase
+from analysis.stats.records import Statistic, exact_share, make_records
+from analysis.stats.resampling import design_info
+from analysis.stats.settings import StatsSettings
 
 METHOD = "second-person sentence with attribute content-word overlap or MiniLM cosine"
 METHOD_ID = "lexical-minilm-v1"
@@ -201,28 +204,59 @@ def mention_table(
     )
 
 
-def detector_records(lexical_threshold: float, embedding_threshold: float) -> list[Record]:
-    """Accuracy on the held-back check half (the record) and on the calibration half (extra)."""
-    check = sample_accuracy(CHECK, lexical_threshold, embedding_threshold)
+def detector_records(
+    lexical_threshold: float, embedding_threshold: float, settings: StatsSettings
+) -> list[Record]:
+    """Accuracy, sensitivity and specificity on the held-back check half, exact intervals.
+
+    Each is a share of independent hand-checked cases (design ``check_cases``): of all
+    cases, of the cases that mention the attribute, of those that do not. With a few dozen
+    cases the interval is Clopper-Pearson's (:func:`analysis.stats.records.exact_share`).
+    The calibration half's accuracy is in ``extra`` (the thresholds were chosen on it).
+    """
+    flags, _ = detect(
+        [c.attribute for c in CHECK],
+        [c.response for c in CHECK],
+        lexical_threshold,
+        embedding_threshold,
+    )
+    gold = np.array([c.mentioned for c in CHECK])
     calib = sample_accuracy(CALIBRATION, lexical_threshold, embedding_threshold)
-    return [
-        Record(
-            key="stage3.mentions.detector_accuracy",
-            value=check,
+    detector = (
+        f"explicit-mention detector ({METHOD}; lexical >= {lexical_threshold}, "
+        f"cosine >= {embedding_threshold}) against hand labels of {len(CHECK)} "
+        "project-written check cases not used to choose the thresholds"
+    )
+    extra = {
+        "calibration_accuracy": calib,
+        "n_calibration": len(CALIBRATION),
+        "lexical_threshold": lexical_threshold,
+        "embedding_threshold": embedding_threshold,
+        "sample": "analysis/stages/mention_sample.py (project-written, not real data)",
+    }
+    shares = {
+        "detector_accuracy": (flags == gold, "share of all check cases labelled as by hand"),
+        "detector_sensitivity": (
+            flags[gold],
+            "share of the check cases that mention the attribute which it flags",
+        ),
+        "detector_specificity": (
+            ~flags[~gold],
+            "share of the check cases that do not mention the attribute which it leaves",
+        ),
+    }
+    statistics = [
+        Statistic(
+            key=f"stage3.mentions.{name}",
+            estimate=exact_share(int(hits.sum()), int(hits.size), settings.ci_level),
             fmt=".0%",
-            method=(
-                f"explicit-mention detector ({METHOD}; lexical >= {lexical_threshold}, "
-                f"cosine >= {embedding_threshold}) against hand labels of {len(CHECK)} "
-                "project-written check cases not used to choose the thresholds"
-            ),
+            what=f"{what}: {detector}",
             code="analysis.stages.mentions:detector_records",
-            n=len(CHECK),
-            extra={
-                "calibration_accuracy": calib,
-                "n_calibration": len(CALIBRATION),
-                "lexical_threshold": lexical_threshold,
-                "embedding_threshold": embedding_threshold,
-                "sample": "analysis/stages/mention_sample.py (project-written, not real data)",
-            },
+            n=int(hits.size),
+            extra={**extra, "hits": int(hits.sum())},
+            design=design_info(settings, "check_cases", {"cases": int(hits.size)}),
         )
+        for name, (hits, what) in shares.items()
+        if hits.size
     ]
+    return make_records(statistics, settings)

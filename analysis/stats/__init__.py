@@ -1,12 +1,19 @@
-"""Statistics of the study: agreement coefficients, bootstrap and analytic intervals.
+"""Statistics of the study: agreement coefficients, resampling designs, intervals, records.
 
 * :mod:`analysis.stats.agreement`: the agreement library (a contract; long-format ratings
   with columns ``item``, ``rater``, ``label`` in, floats out).
-* :mod:`analysis.stats.bootstrap`: vectorized cluster bootstrap (percentile and BCa), the
-  fast bootstrap of the pairwise kappa matrix and its group means.
-* :mod:`analysis.stats.intervals`: Wilson and Fisher-z intervals.
+* :mod:`analysis.stats.bootstrap`: the vectorized cluster bootstrap (resample counts,
+  strata), the fast bootstrap of the pairwise kappa matrix and its group means;
+  :mod:`analysis.stats.weighted_bootstrap`: statistics of weighted rows on the same counts.
+* :mod:`analysis.stats.resampling`: the declared designs (``stats.designs``) as resamples:
+  users and prompts crossed, annotators deleted one at a time.
+* :mod:`analysis.stats.settings`: a rule's statistics settings, typed once.
+* :mod:`analysis.stats.records`: the one record maker (design, interval, p-value, families
+  of tests, method sentence, ``Record``).
+* :mod:`analysis.stats.intervals`: the interval type and the closed forms (Clopper-Pearson,
+  Wilson, Fisher z, exact permutation p).
 * :mod:`analysis.stats.coverage`: coverage of an interval across simulated worlds.
-* ``analysis.stats.study_*``: the study's records, built on the three modules above.
+* ``analysis.stats.study_*``, ``baseline_scores``, ``control_effects``: the study's records.
 """
 
 from analysis.stats.agreement import (
@@ -22,26 +29,16 @@ from analysis.stats.agreement import (
     percent_agreement,
     scott_pi,
 )
-from analysis.stats.bootstrap import (
-    BootstrapResult,
-    PairwiseKappaBootstrap,
-    bootstrap_agreement,
-    bootstrap_mean,
-    bootstrap_paired_difference,
-    bootstrap_pairwise_kappa,
-    bootstrap_precision_recall_f1,
-    bootstrap_proportion,
-    bootstrap_ratio,
-    bootstrap_statistic,
-    paired_difference,
-)
-from analysis.stats.interval import Interval
 from analysis.stats.intervals import (
+    Interval,
+    clopper_pearson,
     correlation_with_ci,
     fisher_z_interval,
-    proportion_with_ci,
     wilson_interval,
 )
+from analysis.stats.records import NullTest, Statistic, make_records
+from analysis.stats.resampling import Resamples, Units, plan
+from analysis.stats.settings import StatsSettings
 
 __all__ = [
     "AgreementError",
@@ -55,20 +52,16 @@ __all__ = [
     "gwet_ac1",
     "pairwise_cohen_kappa",
     "group_mean_kappa",
-    "BootstrapResult",
     "Interval",
-    "PairwiseKappaBootstrap",
-    "bootstrap_statistic",
-    "bootstrap_proportion",
-    "bootstrap_mean",
-    "bootstrap_ratio",
-    "bootstrap_paired_difference",
-    "bootstrap_precision_recall_f1",
-    "bootstrap_agreement",
-    "bootstrap_pairwise_kappa",
-    "paired_difference",
+    "clopper_pearson",
     "wilson_interval",
-    "proportion_with_ci",
     "fisher_z_interval",
     "correlation_with_ci",
+    "StatsSettings",
+    "Statistic",
+    "NullTest",
+    "make_records",
+    "Resamples",
+    "Units",
+    "plan",
 ]

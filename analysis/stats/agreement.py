@@ -555,23 +555,30 @@ def krippendorff_alpha(
     )
 
 
-def _alpha_form(m: RatingMatrix, level: Level) -> AdditiveForm:
-    """Krippendorff's alpha as a function of the summed coincidence matrix.
+def _coincidences(counts: np.ndarray) -> np.ndarray:
+    """(n, q * q) each unit's contribution to the coincidence matrix (0 when not pairable).
 
-    Unit ``u`` with ``m_u >= 2`` values adds ``(n_uc n_uk - [c == k] n_uc) / (m_u - 1)`` to
-    the coincidence matrix ``o``; then ``alpha = 1 - (n - 1) sum o d / sum n_c n_k d`` with
-    ``n_c = sum_k o_ck`` and the level's squared distance ``d`` (the ordinal distance is a
-    function of the ``n_c``, so it is recomputed from the totals of every resample).
+    Unit ``u`` with ``m_u >= 2`` values adds ``(n_uc n_uk - [c == k] n_uc) / (m_u - 1)``.
     """
-    counts = m.category_counts()
+    q = counts.shape[1]
     mu = counts.sum(axis=1)
-    pairable = mu >= 2
-    q = len(m.categories)
     with np.errstate(invalid="ignore", divide="ignore"):
         o = (counts[:, :, None] * counts[:, None, :] - np.eye(q)[None] * counts[:, :, None]) / (
             mu - 1
         )[:, None, None]
-    o = np.where(pairable[:, None, None], o, 0.0)
+    o = np.where((mu >= 2)[:, None, None], o, 0.0)
+    return o.reshape(len(mu), q * q)
+
+
+def _alpha_form(m: RatingMatrix, level: Level) -> AdditiveForm:
+    """Krippendorff's alpha as a function of the summed coincidence matrix.
+
+    Each unit adds :func:`_coincidences` to the coincidence matrix ``o``; then ``alpha = 1 -
+    (n - 1) sum o d / sum n_c n_k d`` with ``n_c = sum_k o_ck`` and the level's squared
+    distance ``d`` (the ordinal distance is a function of the ``n_c``, so it is recomputed
+    from the totals of every resample).
+    """
+    q = len(m.categories)
     values = _alpha_value_domain(m, level)
 
     def finish(totals: np.ndarray) -> np.ndarray:
@@ -598,7 +605,40 @@ def _alpha_form(m: RatingMatrix, level: Level) -> AdditiveForm:
             value = 1.0 - (n - 1.0) * observed / expected
         return np.where(expected > _TOL, value, np.nan)
 
-    return AdditiveForm(contributions=o.reshape(len(mu), q * q), finish=finish, items=m.items)
+    return AdditiveForm(
+        contributions=_coincidences(m.category_counts()), finish=finish, items=m.items
+    )
+
+
+def rater_deletion_changes(
+    df: pd.DataFrame,
+    coefficient: str,
+    *,
+    level: Level = "nominal",
+    categories: Sequence[Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What deleting each rating changes in Krippendorff's alpha's additive form.
+
+    Returns, per rating: the item's row in :func:`additive_form`'s contributions, the rater,
+    and the change of the coincidence totals when the rating is deleted (the item's
+    contribution without that value minus its contribution with it; an item left with one
+    value is no longer pairable). The coefficient with a set of ratings deleted is the
+    form's ``finish`` of the totals plus their changes: one vectorized pass over the
+    ratings, so a crowd of raters costs what its ratings cost (the delete-one jackknife of a
+    design that treats the raters as a sample, :mod:`analysis.stats.resampling`).
+    """
+    if coefficient != "krippendorff_alpha":
+        raise ValueError(
+            f"rater_deletion_changes is defined for krippendorff_alpha, not {coefficient!r}"
+        )
+    m = rating_matrix(df, categories=categories)
+    counts = m.category_counts()
+    item, rater = np.nonzero(m.codes >= 0)
+    label = m.codes[item, rater]
+    with_value = counts[item]
+    without = with_value - np.eye(len(m.categories))[label]
+    change = _coincidences(without) - _coincidences(with_value)
+    return item, np.asarray(m.raters, dtype=object)[rater], change
 
 
 def additive_form(

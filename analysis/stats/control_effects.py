@@ -2,8 +2,9 @@
 
 The stage (:mod:`analysis.stages.controls`) asks each judge the control questions and writes
 the controls table; this module pairs a judge's ratings of the same slot (both orders, or a
-control against the same slots judged normally) and states each share or mean with a
-cluster-bootstrap interval over prompts (the slots of one prompt are not independent).
+control against the same slots judged normally) and states each share or mean with an
+interval from the design ``rating_models`` (the slots' users and prompts crossed: the slots
+of one prompt, or of one user, are not independent).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import pandas as pd
 
 from analysis.data.vocabulary import PARSED, RATING_SLOT
 from analysis.provenance import Record
-from analysis.stats.bootstrap import bootstrap_mean
+from analysis.stats.records import Statistic, make_records
+from analysis.stats.resampling import Units, joined, plan, weighted_rows
+from analysis.stats.settings import StatsSettings
+from analysis.stats.weighted_bootstrap import evaluate_counts, weighted_ratio
 
 MODULE = "analysis.stats.control_effects"
 
@@ -40,57 +44,58 @@ def control_records(
     controls: pd.DataFrame,
     *,
     judge: str,
-    n_boot: int,
-    ci_level: float,
-    ci_method: str,
-    seed: int,
-    caveat: str | None = None,
+    settings: StatsSettings,
 ) -> list[Record]:
     """Position consistency and mean ratings (control vs the same slots judged normally)."""
     ok = list(PARSED)
-    extra_base: dict[str, Any] = {"judge": judge}
-    if caveat:
-        extra_base["caveat"] = caveat
-    records: list[Record] = []
+    extra: dict[str, Any] = settings.with_caveat(judge, {"judge": judge})
+    statistics: list[Statistic] = []
 
-    def add(key: str, values: np.ndarray, clusters: np.ndarray, method: str, fmt: str) -> None:
+    def add(key: str, rows: pd.DataFrame, values: np.ndarray, what: str, fmt: str) -> None:
         if len(values) == 0:
             return
-        ci = bootstrap_mean(
-            values.astype(float), clusters=clusters, cluster_name="prompt", n_boot=n_boot, seed=seed
-        ).ci(ci_level, ci_method)
-        records.append(
-            Record(
+        units = Units(
+            n=len(rows),
+            users=rows["user_id"].astype(str).to_numpy(dtype=object),
+            prompts=rows["prompt_id"].astype(str).to_numpy(dtype=object),
+            items=joined(rows, RATING_SLOT),
+            noun="rating slots",
+        )
+        slots = plan(settings, "rating_models", units, one_way="prompt")
+        share = fmt.endswith("%")
+        statistics.append(
+            Statistic(
                 key=key,
-                value=float(np.mean(values)),
+                estimate=weighted_rows(
+                    slots,
+                    weighted_ratio(values.astype(float), np.ones(len(values))),
+                    units.n,
+                    evaluate_counts,
+                ),
                 fmt=fmt,
-                method=f"{method}; {ci.text}",
+                what=what,
                 code=f"{MODULE}:control_records",
-                ci_low=ci.low,
-                ci_level=ci.level,
-                ci_high=ci.high,
                 n=int(len(values)),
-                seed=seed,
-                extra=dict(extra_base),
+                extra=extra,
+                units=slots.units_with(np.ones(len(values))) if share else None,
             )
         )
 
     swapped = controls[controls["control"] == "swapped_order"]
     if len(swapped):
         pc = position_consistency(main, swapped)
-        clusters = pc["prompt_id"].to_numpy()
         add(
             f"stage3.controls.position_consistency.{judge}",
+            pc,
             pc["same"].to_numpy(),
-            clusters,
             "share of slots whose mapped rating is identical when the two responses are shown "
             "in the other order",
             ".1%",
         )
         add(
             f"stage3.controls.position_side_consistency.{judge}",
+            pc,
             pc["same_side"].to_numpy(),
-            clusters,
             "share of slots whose mapped rating stays on the same side of 3 (better / same / "
             "worse) when the order is swapped",
             ".1%",
@@ -101,8 +106,8 @@ def control_records(
             continue
         add(
             f"stage3.controls.mean_rating.{control}.{judge}",
+            rows,
             rows["rating"].astype(int).to_numpy(),
-            rows["prompt_id"].to_numpy(),
             f"mean rating (5 = personalized much better) under the {control} control",
             ".2f",
         )
@@ -110,9 +115,9 @@ def control_records(
         matched = main[main["parse_status"].isin(ok)].merge(slots, on=list(RATING_SLOT))
         add(
             f"stage3.controls.mean_rating.matched_for_{control}.{judge}",
+            matched,
             matched["rating"].astype(int).to_numpy(),
-            matched["prompt_id"].to_numpy(),
             f"mean rating of the same slots judged normally (comparison for {control})",
             ".2f",
         )
-    return records
+    return make_records(statistics, settings)

@@ -1,11 +1,19 @@
-"""Analytic confidence intervals: Wilson for proportions, Fisher z for correlations.
+"""The project's one interval type, and the analytic intervals beside the bootstrap.
 
-They complement the bootstrap (:mod:`analysis.stats.bootstrap`) where a closed form is
-standard and items are independent: a share of independent units, or a correlation across a
-handful of models (where resampling five points is meaningless).
+:class:`Interval` is what every interval of the statistics layer is (the record maker,
+:mod:`analysis.stats.records`, reads a design's resamples into one; the closed forms here
+return one). The closed forms complement the bootstrap where it cannot work or where a
+closed form is standard:
 
+* Clopper and Pearson's (1934) exact interval of a proportion, from the beta distribution
+  (``statsmodels.stats.proportion.proportion_confint(method="beta")`` for whole counts); with
+  a real-valued effective count and sample size (Korn and Graubard 1998) it is the same
+  beta quantiles. Its coverage is at least the nominal level for every true proportion, it
+  is defined at 0 and n successes with a non-zero width, and it is what a share at 0 or 1,
+  or on a few units, gets instead of a bootstrap whose resamples cannot move.
 * Wilson (1927) score interval, via ``statsmodels.stats.proportion.proportion_confint``;
-  unlike the Wald interval it stays inside [0, 1] and is sensible at 0 or n successes.
+  unlike the Wald interval it stays inside [0, 1] and is sensible at 0 or n successes (the
+  Monte Carlo uncertainty of a coverage study, :mod:`analysis.stats.coverage`).
 * Fisher (1921) z transform: ``z = atanh(r)``, ``r`` in ``tanh(z -/+ z_{a/2} * se)``, with
   ``se = 1 / sqrt(n - 3)`` for Pearson (as ``scipy.stats.pearsonr(...).confidence_interval``)
   and ``se = sqrt((1 + r**2 / 2) / (n - 3))`` for Spearman (Bonett & Wright 2000,
@@ -20,7 +28,9 @@ handful of models (where resampling five points is meaningless).
 
 from __future__ import annotations
 
+import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -28,11 +38,11 @@ from scipy import stats
 from scipy.special import ndtri
 from statsmodels.stats.proportion import proportion_confint
 
-from analysis.stats.interval import Interval
-
 __all__ = [
+    "Interval",
+    "finite_or_none",
+    "clopper_pearson",
     "wilson_interval",
-    "proportion_with_ci",
     "fisher_z_interval",
     "correlation_with_ci",
     "exact_permutation_p",
@@ -43,6 +53,39 @@ __all__ = [
 EXACT_PERMUTATION_MAX_N = 9
 
 CorrelationMethod = Literal["pearson", "spearman"]
+
+
+def finite_or_none(x: float) -> float | None:
+    """``x`` as a float, or None when it is NaN or infinite (a record stores no such bound)."""
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its interval (``None`` bounds where the interval is undefined).
+
+    ``method`` names the interval's kind in a word or two (``percentile``, ``bca``, ``t``,
+    ``exact``, ``Fisher z``, ``not estimable``); ``text`` is the sentence a record's method
+    states. ``n`` is the number of units the estimate was computed on where the maker knows
+    it. ``p_value`` is the test an analytic method comes with (the t approximation of a
+    correlation), None otherwise (the record maker tests a resampled estimate on its own
+    resamples). ``exact``: the interval's coverage is guaranteed (Clopper-Pearson).
+    """
+
+    value: float
+    low: float | None
+    high: float | None
+    level: float
+    method: str
+    text: str = ""
+    n: int | None = None
+    p_value: float | None = None
+    exact: bool = False
+
+    @property
+    def has_ci(self) -> bool:
+        """Both bounds are defined."""
+        return self.low is not None and self.high is not None
 
 
 def _check_level(level: float) -> None:
@@ -63,18 +106,25 @@ def wilson_interval(successes: Any, n: Any, level: float = 0.95) -> tuple[Any, A
     return low, high
 
 
-def proportion_with_ci(successes: Any, level: float = 0.95) -> Interval:
-    """Share of true values in a boolean sequence, with its Wilson interval (``n`` trials)."""
-    x = np.asarray(successes)
-    if x.ndim != 1 or x.size == 0:
-        raise ValueError(f"successes must be a non-empty 1-d sequence, got shape {x.shape}")
-    if x.dtype != bool and not np.isin(x, (0, 1)).all():
-        raise ValueError("successes must be booleans (or 0/1)")
-    k, n = int(x.astype(bool).sum()), int(x.size)
-    low, high = wilson_interval(k, n, level)
-    return Interval(
-        k / n, float(low), float(high), level, "Wilson score interval", "Wilson score interval", n
+def clopper_pearson(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Clopper-Pearson interval of ``successes / n``; real-valued counts allowed.
+
+    The bounds are the beta quantiles ``B(a/2; x, n - x + 1)`` and ``B(1 - a/2; x + 1, n - x)``
+    (0 at ``x = 0`` and 1 at ``x = n``), which for whole counts are statsmodels'
+    ``proportion_confint(method="beta")`` and for an effective count and sample size of a
+    clustered design are Korn and Graubard's (1998) interval.
+    """
+    _check_level(level)
+    if not n > 0 or not 0.0 <= successes <= n:
+        raise ValueError(f"a proportion needs n > 0 and 0 <= successes <= n, got {successes}/{n}")
+    alpha = 1.0 - level
+    low = 0.0 if successes <= 0 else float(stats.beta.ppf(alpha / 2, successes, n - successes + 1))
+    high = (
+        1.0
+        if successes >= n
+        else float(stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
     )
+    return low, high
 
 
 def fisher_z_interval(

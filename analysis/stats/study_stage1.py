@@ -28,15 +28,17 @@ a dataset has only a pilot (the record's ``extra.round`` says which; rounds are 
   human's decision against the majority of at least two other humans, ties dropped: the
   leave-one-out reference of stage 2), present when a verifier is.
 
-Intervals: cluster bootstrap over users (``stats.cluster = item`` resamples attributes; a
-judgment has no prompt, so ``prompt`` falls back to users), stratified by the users'
-``source`` (Rao and Wu's rescaling bootstrap, :mod:`analysis.stats.bootstrap`), all
-statistics on the same resamples. The study took a set number of users from
-each source (chat logs, each synthetic benchmark), so a resample keeps each source's number
-of users (or attributes): resampling them all together would let the mix of sources vary,
-and the shares pooled over sources (overall, real vs synthetic) would get intervals wider
-than their sampling spread (the coverage benchmark found the overall acceptance rate's
-interval over-covering, wider than the estimate's spread over simulated worlds).
+Designs (``stats.designs``): users are resampled within the users' ``source`` (Rao and
+Wu's rescaling bootstrap, :mod:`analysis.stats.bootstrap`), all statistics on the same
+resamples. The study took a set number of users from each source (chat logs, each synthetic
+benchmark), so a resample keeps each source's number of users: resampling them all together
+would let the mix of sources vary, and the shares pooled over sources (overall, real vs
+synthetic) would get intervals wider than their sampling spread (the coverage benchmark
+found the overall acceptance rate's interval over-covering). People's judgments
+(``attribute_judgments``: acceptance, flags, agreement, the ceiling) also resample the
+annotators; the verifiers against the human majority (``attribute_labels``) hold the models
+and the majority fixed. Under ``stats.design = one_way``, ``stats.cluster = item`` resamples
+attributes (a judgment has no prompt, so ``prompt`` falls back to users).
 """
 
 from __future__ import annotations
@@ -56,34 +58,36 @@ from analysis.data.vocabulary import (
     SYNTHETIC,
 )
 from analysis.provenance import Record
-from analysis.stats.bootstrap import bootstrap_agreement, bootstrap_pairwise_kappa
-from analysis.stats.study_common import (
-    StatsSettings,
-    StudyDataError,
-    TotalsBootstrap,
-    boot_interval,
-    bootstrap_sparse_totals,
-    bootstrap_totals,
-    cluster_column,
-    cluster_labels,
-    collect,
+from analysis.stats.records import (
+    AGREEMENT,
+    NullTest,
+    Statistic,
     key_part,
+    make_records,
+)
+from analysis.stats.resampling import (
+    Deletions,
+    Plan,
+    Units,
+    agreement,
+    pairwise_kappa,
+    plan,
+    totals,
+)
+from analysis.stats.settings import StatsSettings
+from analysis.stats.study_common import (
+    StudyDataError,
     loo_majority_from_counts,
     loo_phrase,
-    make_record,
     n_shared,
     nanmean_arrays,
     pair_cells,
     pair_kappa,
-    point_getter,
     ratio,
     require_columns,
     require_unique,
-    resample_test,
-    resample_test_phrase,
     show,
     study_round,
-    unit_noun,
 )
 
 MODULE = "analysis.stats.study_stage1"
@@ -92,6 +96,8 @@ JUDGMENT_COLUMNS = ("attribute_id", "user_id", "rater", "rater_kind", "round", "
 FLAG_REASON = "flag_reason"
 USER_COLUMNS = ("user_id", "source", "source_kind")
 LABELS = STAGE1_LABELS
+#: the design of people's judgments, and of verifiers against the human majority
+JUDGMENTS, LABELS_DESIGN = "attribute_judgments", "attribute_labels"
 
 
 def _judgments(judgments: pd.DataFrame, users: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
@@ -162,19 +168,24 @@ def _check_flag_reasons(df: pd.DataFrame) -> None:
         )
 
 
-def flag_reason_shares(
-    human: pd.DataFrame,
-    round_name: str,
-    settings: StatsSettings,
-    clusters: np.ndarray | None,
-    unit: str,
-    strata: pd.Series,
-) -> list[Record]:
+def judgment_units(human: pd.DataFrame) -> Units:
+    """Each human judgment's user, source, attribute and annotator."""
+    return Units(
+        n=len(human),
+        users=human["user_id"].to_numpy(dtype=object),
+        strata=human["source"].rename("source").reset_index(drop=True),
+        annotators=tuple(sorted(human["rater"].unique())),
+        items=human["attribute_id"].to_numpy(dtype=object),
+        noun="attributes",
+    )
+
+
+def flag_reason_shares(human: pd.DataFrame, round_name: str, people: Plan) -> list[Statistic]:
     """Share of flags (non-accepted human judgments with a reason) by reason.
 
-    Flags are resampled with their users like every other stage-1 share (the same clusters
-    as the acceptance rates, hence the same resamples), and the three shares are ratios of
-    totals of one pass, so they sum to one on every resample.
+    Flags are resampled with their users (and annotators) like every other stage-1 share (the
+    same resamples as the acceptance rates), and the three shares are ratios of totals of one
+    pass, so they sum to one on every resample.
     """
     if FLAG_REASON not in human.columns:
         return []
@@ -187,114 +198,113 @@ def flag_reason_shares(
     cols: dict[str, np.ndarray] = {"n": flag.astype(np.float64)}
     for reason in FLAG_REASONS:
         cols[reason] = (flag & (human[FLAG_REASON] == reason).to_numpy()).astype(np.float64)
-    tb = bootstrap_totals(cols, clusters, settings, unit, strata=strata)
+    tb = totals(people, cols, len(human), annotator_rows=human["rater"].to_numpy(dtype=object))
     without = int((not_accepted & ~has_reason).sum())
     missing = (
         f"; {without} non-accepted judgments carry no reason and are left out" if without else ""
     )
     counts = {reason: int(cols[reason].sum()) for reason in FLAG_REASONS}
-    out: list[Record | None] = []
-    for reason in FLAG_REASONS:
-        res = tb.stat(lambda g, reason=reason: ratio(g(reason), g("n")))
-        out.append(
-            make_record(
-                f"stage1.flags.share.{reason}",
-                boot_interval(res, settings, tb.unit),
-                fmt=".1%",
-                method=(
-                    f"share of the {n} flags whose structured reason is "
-                    f"{reason.replace('_', ' ')} (a flag: a human judgment that does not "
-                    f"accept the attribute, uncertain or rejected, {round_name} round; each "
-                    "flag counts once; the reason is the judgment's flag_reason field, not read "
-                    f"from its note{missing})"
-                ),
-                code=f"{MODULE}:flag_reason_shares",
-                n=n,
-                seed=settings.seed,
-                extra={"round": round_name, "counts": counts, "without_reason": without},
-            )
+    return [
+        Statistic(
+            key=f"stage1.flags.share.{reason}",
+            estimate=tb.stat(lambda g, reason=reason: ratio(g(reason), g("n"))),
+            fmt=".1%",
+            what=(
+                f"share of the {n} flags whose structured reason is "
+                f"{reason.replace('_', ' ')} (a flag: a human judgment that does not "
+                f"accept the attribute, uncertain or rejected, {round_name} round; each "
+                "flag counts once; the reason is the judgment's flag_reason field, not read "
+                f"from its note{missing})"
+            ),
+            code=f"{MODULE}:flag_reason_shares",
+            n=n,
+            extra={"round": round_name, "counts": counts, "without_reason": without},
+            units=tb.units_with("n"),
         )
-    return collect(out)
+        for reason in FLAG_REASONS
+    ]
 
 
 def flagged_attribute_shares(
-    human: pd.DataFrame,
-    round_name: str,
-    settings: StatsSettings,
-    clusters: np.ndarray | None,
-    unit: str,
-    strata: pd.Series,
-) -> list[Record]:
+    human: pd.DataFrame, round_name: str, people: Plan
+) -> tuple[list[Statistic], list[Record]]:
     """The flags counted by attribute, the study's unit ("of the flagged attributes, ...").
 
     ``stage1.flags.n_attributes`` counts the attributes with at least one flag (an exact
     count of this dataset, no interval). ``stage1.flags.attribute_share.<reason>`` is the
     share of those attributes by reason, each flagged attribute counting once: an attribute
     whose flags give several reasons is split between them in proportion to its flags (the
-    flags of one attribute weigh one in all), so the shares sum to one. Same clusters, strata
-    and resamples as :func:`flag_reason_shares`; each share is a ratio of weighted totals.
+    flags of one attribute weigh one in all), so the shares sum to one. Same design and
+    resamples as :func:`flag_reason_shares`; each share is a ratio of weighted totals.
+    Deleting an annotator deletes its flags and re-weighs the other flags of the attributes
+    it flagged (each then weighs one over the flags left).
     """
     if FLAG_REASON not in human.columns:
-        return []
+        return [], []
     flag = ((human["label"] != ACCEPTED) & human[FLAG_REASON].notna()).to_numpy()
     if not flag.any():
-        return []
-    per_attribute = pd.Series(flag.astype(np.float64)).groupby(human["attribute_id"].to_numpy())
-    n_flags = per_attribute.transform("sum").to_numpy()
+        return [], []
+    attribute = human["attribute_id"].to_numpy(dtype=object)
+    n_flags = pd.Series(flag.astype(np.float64)).groupby(attribute).transform("sum").to_numpy()
     weight = np.where(flag, 1.0 / np.maximum(n_flags, 1.0), 0.0)
     n_attributes = int(round(float(weight.sum())))
     reasons = human[FLAG_REASON].to_numpy()
     cols: dict[str, np.ndarray] = {"attributes": weight}
     for reason in FLAG_REASONS:
         cols[reason] = np.where(reasons == reason, weight, 0.0)
-    tb = bootstrap_totals(cols, clusters, settings, unit, strata=strata)
+    deletions = None
+    if people.annotators:
+        matrix = np.column_stack(list(cols.values()))
+        rows = np.flatnonzero(flag)
+        pairs = pd.DataFrame({"row": rows, "attribute": attribute[rows]})
+        pairs = pairs.merge(pairs, on="attribute", suffixes=("", "_other"))
+        same = (pairs["row"] == pairs["row_other"]).to_numpy()
+        deleted, other = pairs["row"].to_numpy(), pairs["row_other"].to_numpy()
+        # the deleted flag goes; each other flag of its attribute weighs 1/(n-1) instead of 1/n
+        scale = np.where(same, -1.0, 1.0 / np.maximum(n_flags[other] - 1.0, 1.0))
+        deletions = Deletions(
+            annotator=human["rater"].to_numpy(dtype=object)[deleted],
+            row=other,
+            change=matrix[other] * scale[:, None],
+        )
+    tb = totals(people, cols, len(human), deletions=deletions)
     code = f"{MODULE}:flagged_attribute_shares"
-    out: list[Record | None] = [
-        Record(
-            key="stage1.flags.n_attributes",
-            value=n_attributes,
-            fmt=",d",
-            method=(
-                "attributes with at least one flag (a human judgment that does not accept the "
-                f"attribute and gives a structured reason; {round_name} round): an exact count "
-                "of this dataset"
+    count = Record(
+        key="stage1.flags.n_attributes",
+        value=n_attributes,
+        fmt=",d",
+        method=(
+            "attributes with at least one flag (a human judgment that does not accept the "
+            f"attribute and gives a structured reason; {round_name} round): an exact count "
+            "of this dataset"
+        ),
+        code=code,
+        unit="attributes",
+        extra={"round": round_name, "n_flags": int(flag.sum())},
+    )
+    shares = [
+        Statistic(
+            key=f"stage1.flags.attribute_share.{reason}",
+            estimate=tb.stat(lambda g, reason=reason: ratio(g(reason), g("attributes"))),
+            fmt=".1%",
+            what=(
+                f"share of the {n_attributes} flagged attributes whose flags give the reason "
+                f"{reason.replace('_', ' ')} ({round_name} round; each flagged attribute "
+                "counts once, one with flags of several reasons is split between them in "
+                "proportion to its flags)"
             ),
             code=code,
+            n=n_attributes,
             unit="attributes",
-            extra={"round": round_name, "n_flags": int(flag.sum())},
+            extra={"round": round_name, "attributes": round(float(cols[reason].sum()), 6)},
+            units=tb.units_with("attributes"),
         )
+        for reason in FLAG_REASONS
     ]
-    for reason in FLAG_REASONS:
-        res = tb.stat(lambda g, reason=reason: ratio(g(reason), g("attributes")))
-        out.append(
-            make_record(
-                f"stage1.flags.attribute_share.{reason}",
-                boot_interval(res, settings, tb.unit),
-                fmt=".1%",
-                method=(
-                    f"share of the {n_attributes} flagged attributes whose flags give the reason "
-                    f"{reason.replace('_', ' ')} ({round_name} round; each flagged attribute "
-                    "counts once, one with flags of several reasons is split between them in "
-                    "proportion to its flags)"
-                ),
-                code=code,
-                n=n_attributes,
-                seed=settings.seed,
-                unit="attributes",
-                extra={"round": round_name, "attributes": round(float(cols[reason].sum()), 6)},
-            )
-        )
-    return collect(out)
+    return shares, [count]
 
 
-def acceptance_rates(
-    human: pd.DataFrame,
-    round_name: str,
-    settings: StatsSettings,
-    clusters: np.ndarray | None,
-    unit: str,
-    strata: pd.Series,
-) -> list[Record]:
+def acceptance_rates(human: pd.DataFrame, round_name: str, people: Plan) -> list[Statistic]:
     """Acceptance per source, per source kind and overall; the real-vs-synthetic gap."""
     code = f"{MODULE}:acceptance_rates"
     accepted = (human["label"] == ACCEPTED).to_numpy(dtype=np.float64)
@@ -307,67 +317,64 @@ def acceptance_rates(
     for name, mask in groups.items():
         cols[f"acc|{name}"] = accepted * mask
         cols[f"n|{name}"] = mask.astype(np.float64)
-    tb = bootstrap_totals(cols, clusters, settings, unit, strata=strata)
-    out: list[Record | None] = []
+    tb = totals(people, cols, len(human), annotator_rows=human["rater"].to_numpy(dtype=object))
+    out: list[Statistic] = []
     for name, mask in groups.items():
         n = int(mask.sum())
         if n == 0:
             continue
-        res = tb.stat(lambda g, name=name: ratio(g(f"acc|{name}"), g(f"n|{name}")))
         what = {
             "overall": "all users",
             REAL: "users of source kind real (chat-history users; stand-ins when simulated)",
             SYNTHETIC: "synthetic-benchmark users (source_kind synthetic)",
         }.get(name, f"users of source {name}")
         out.append(
-            make_record(
-                f"stage1.acceptance_rate.{name}",
-                boot_interval(res, settings, tb.unit),
+            Statistic(
+                key=f"stage1.acceptance_rate.{name}",
+                estimate=tb.stat(lambda g, name=name: ratio(g(f"acc|{name}"), g(f"n|{name}"))),
                 fmt=".1%",
-                method=(
+                what=(
                     f"share of the {n} human judgments ({round_name} round) that accept the "
                     f"attribute, {what}; each judgment counts once"
                 ),
                 code=code,
                 n=n,
-                unit="judgments",
-                seed=settings.seed,
                 extra={"round": round_name, "accepted": int(accepted[mask].sum())},
+                units=tb.units_with(f"n|{name}"),
+                unit="judgments",
             )
         )
     if groups[REAL].any() and groups[SYNTHETIC].any():
-        res = tb.stat(
-            lambda g: (
-                ratio(g("acc|synthetic"), g("n|synthetic")) - ratio(g("acc|real"), g("n|real"))
-            )
-        )
         n = int(groups[REAL].sum() + groups[SYNTHETIC].sum())
         out.append(
-            make_record(
-                "stage1.problematic_gap_real_vs_synthetic",
-                boot_interval(res, settings, tb.unit),
+            Statistic(
+                key="stage1.problematic_gap_real_vs_synthetic",
+                estimate=tb.stat(
+                    lambda g: (
+                        ratio(g("acc|synthetic"), g("n|synthetic"))
+                        - ratio(g("acc|real"), g("n|real"))
+                    )
+                ),
                 fmt=".1%",
-                method=(
+                what=(
                     "share of problematic (uncertain or rejected) human judgments for users "
                     "of source kind real (chat-history users; stand-ins in a simulated "
                     "dataset) minus that for synthetic-benchmark users (difference of shares; "
-                    f"{round_name} round; both kinds on the same resamples); "
-                    f"{resample_test_phrase(0.0, settings, tb.unit)}"
+                    f"{round_name} round; both kinds on the same resamples)"
                 ),
-                code=f"{MODULE}:acceptance_rates",
+                code=code,
                 n=n,
-                unit="judgments",
-                seed=settings.seed,
                 extra={
                     "round": round_name,
-                    "problematic_real": 1.0 - tb.point("acc|real") / tb.point("n|real"),
+                    "problematic_real": 1.0 - tb.point_of("acc|real") / tb.point_of("n|real"),
                     "problematic_synthetic": 1.0
-                    - tb.point("acc|synthetic") / tb.point("n|synthetic"),
-                    **resample_test(res, 0.0),
+                    - tb.point_of("acc|synthetic") / tb.point_of("n|synthetic"),
                 },
+                test=NullTest(0.0, "problematic_gap"),
+                unit="judgments",
             )
         )
-    return collect(out)
+    return out
 
 
 def _sparse_phrase(n_raters: int, kept: int, minimum: int) -> str:
@@ -377,28 +384,24 @@ def _sparse_phrase(n_raters: int, kept: int, minimum: int) -> str:
 
 
 def human_agreement(
-    human: pd.DataFrame, round_name: str, settings: StatsSettings, cluster: str | None, unit: str
-) -> list[Record]:
+    human: pd.DataFrame, round_name: str, people: Plan, settings: StatsSettings
+) -> list[Statistic]:
     """Mean pairwise Cohen's kappa and Krippendorff's alpha over the human judgments."""
     raters = sorted(human["rater"].unique())
     if len(raters) < 2:
         return []
     long = human.rename(columns={"attribute_id": "item"}).assign(
-        cluster=human[cluster] if cluster else human["attribute_id"]
-    )[["item", "rater", "label", "cluster", "source"]]
+        users=human["user_id"], items=human["attribute_id"]
+    )[["item", "rater", "label", "users", "items", "source"]]
     if long.groupby("item")["rater"].size().max() < 2:
         return []  # no attribute judged twice: no agreement to measure
-    clus = "cluster" if cluster else None
-    out: list[Record | None] = []
-    boot = bootstrap_pairwise_kappa(
+    out: list[Statistic] = []
+    boot = pairwise_kappa(
+        people,
         long,
         groups=dict.fromkeys(raters, HUMAN),
-        cluster=clus,
         categories=list(LABELS),
-        n_boot=settings.n_boot,
-        seed=settings.seed,
         min_shared=settings.min_shared_items,
-        jackknife=settings.ci_method == "bca",
         strata="source",
     )
     res = boot.group_means.get("human_human")
@@ -406,11 +409,11 @@ def human_agreement(
     if res is not None:
         defined = int(np.isfinite(np.asarray(boot.matrix.estimate)).sum())
         out.append(
-            make_record(
-                "stage1.kappa.human_human",
-                boot_interval(res, settings, unit),
+            Statistic(
+                key="stage1.kappa.human_human",
+                estimate=res,
                 fmt=".2f",
-                method=(
+                what=(
                     f"mean pairwise Cohen's kappa over the {defined} pairs of {len(raters)} "
                     f"human raters (labels accepted/uncertain/rejected, {round_name} round; "
                     "each pair on the attributes it shares)"
@@ -418,49 +421,40 @@ def human_agreement(
                 ),
                 code=f"{MODULE}:human_agreement",
                 n=n_items,
-                seed=settings.seed,
                 extra={"round": round_name, "n_raters": len(raters), "n_pairs": defined},
+                limits=AGREEMENT,
             )
         )
-    alpha = bootstrap_agreement(
-        long,
-        "krippendorff_alpha",
-        cluster=clus,
-        level="nominal",
-        categories=list(LABELS),
-        n_boot=settings.n_boot,
-        seed=settings.seed,
-        strata="source",
-    )
     out.append(
-        make_record(
-            "stage1.alpha.human",
-            boot_interval(alpha, settings, unit),
+        Statistic(
+            key="stage1.alpha.human",
+            estimate=agreement(
+                people,
+                long,
+                "krippendorff_alpha",
+                level="nominal",
+                categories=list(LABELS),
+            ),
             fmt=".2f",
-            method=(
+            what=(
                 f"Krippendorff's alpha (nominal) over the {len(long)} human judgments of "
                 f"{len(raters)} raters ({round_name} round; missing judgments allowed)"
             ),
             code=f"{MODULE}:human_agreement",
             n=n_items,
-            seed=settings.seed,
             extra={"round": round_name, "n_raters": len(raters), "level": "nominal"},
+            limits=AGREEMENT,
         )
     )
-    return collect(out)
+    return out
 
 
 def verifier_agreement(
-    df: pd.DataFrame,
-    round_name: str,
-    settings: StatsSettings,
-    clusters_of: pd.Series,
-    unit: str,
-    strata_of: pd.Series,
-) -> list[Record]:
+    df: pd.DataFrame, round_name: str, settings: StatsSettings, per_attr: pd.DataFrame
+) -> list[Statistic]:
     """LLM verifiers' accept decisions against the human majority, with the human ceiling.
 
-    ``clusters_of`` and ``strata_of`` map each attribute to its cluster and stratum.
+    ``per_attr`` maps each attribute to its user and source.
     """
     models = sorted(df.loc[df["rater_kind"] == MODEL, "rater"].unique())
     humans = sorted(df.loc[df["rater_kind"] == HUMAN, "rater"].unique())
@@ -482,6 +476,7 @@ def verifier_agreement(
     majority = np.where(n_h >= 2, (yes > n_h / 2.0).astype(np.float64), np.nan)
     every = np.arange(len(index))
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    owner: dict[str, str] = {}
     for m in models:
         for cell, v in pair_cells(wide[m].to_numpy(), majority).items():
             cols[f"{m}|majority|{cell}"] = (every, v)
@@ -495,48 +490,54 @@ def verifier_agreement(
         ties += int(tie.sum())
         for cell, v in pair_cells(own, rest).items():
             cols[f"{person}|rest|{cell}"] = (rows[mine], v)
-    clusters = None if clusters_of is None else clusters_of.reindex(index).to_numpy()
-    strata = strata_of.reindex(index).reset_index(drop=True)
-    tb: TotalsBootstrap = bootstrap_sparse_totals(
-        cols, len(index), clusters, settings, unit, strata=strata
+            owner[f"{person}|rest|{cell}"] = person
+    at = per_attr.reindex(index)
+    units = Units(
+        n=len(index),
+        users=at["user_id"].to_numpy(dtype=object),
+        strata=at["source"].rename("source").reset_index(drop=True),
+        annotators=tuple(humans),
+        noun="attributes",
     )
+    labels = plan(settings, LABELS_DESIGN, units)
+    tb = totals(plan(settings, JUDGMENTS, units), cols, len(index), annotator_columns=owner)
     code = f"{MODULE}:verifier_agreement"
     ref = (
         "the human majority (accepted when more than half of the attribute's human judgments "
         "accept it; attributes with at least two)"
     )
-    out: list[Record | None] = []
+    out: list[Statistic] = []
     for m in models:
         n = n_shared(tb, m, "majority")
         if n == 0:
             continue
-        res = tb.stat(lambda g, m=m: pair_kappa(g, m, "majority"))
         out.append(
-            make_record(
-                f"stage1.verifier_agreement.{key_part(m)}",
-                boot_interval(res, settings, tb.unit),
+            Statistic(
+                key=f"stage1.verifier_agreement.{key_part(m)}",
+                estimate=tb.stat(lambda g, m=m: pair_kappa(g, m, "majority")).under(labels),
                 fmt=".2f",
-                method=(
+                what=(
                     f"Cohen's kappa of verifier {m}'s accept / not-accept decision (uncertain "
                     f"counts as not accepted) with {ref}, on {n} attributes ({round_name} round)"
                 ),
                 code=code,
                 n=n,
-                seed=settings.seed,
                 extra=settings.with_caveat(m, {"round": round_name}),
+                limits=AGREEMENT,
             )
         )
     rated = [p for p in humans if n_shared(tb, p, "rest") > 0]
     if out and len(humans) >= 2 and rated:
-        res = tb.stat(lambda g: nanmean_arrays([pair_kappa(g, p, "rest") for p in rated]))
-        get = point_getter(tb)
+        get = tb.getter()
         n = int(sum(n_shared(tb, p, "rest") for p in rated))
         out.append(
-            make_record(
-                "stage1.ceiling.kappa_human_vs_rest",
-                boot_interval(res, settings, tb.unit),
+            Statistic(
+                key="stage1.ceiling.kappa_human_vs_rest",
+                estimate=tb.stat(
+                    lambda g: nanmean_arrays([pair_kappa(g, p, "rest") for p in rated])
+                ),
                 fmt=".2f",
-                method=(
+                what=(
                     f"human ceiling for the verifier agreement: each of the {len(rated)} human "
                     "raters' accept / not-accept decisions against "
                     f"{loo_phrase().replace('item', 'attribute')}, Cohen's kappa averaged over "
@@ -545,15 +546,15 @@ def verifier_agreement(
                 ),
                 code=code,
                 n=n,
-                seed=settings.seed,
                 extra={
                     "round": round_name,
                     "per_rater": {p: float(pair_kappa(get, p, "rest")[0]) for p in rated},
                     "tied_pairs_dropped": ties,
                 },
+                limits=AGREEMENT,
             )
         )
-    return collect(out)
+    return out
 
 
 def stage1_records(
@@ -564,20 +565,16 @@ def stage1_records(
     if prepared is None:
         return []
     df, round_name = prepared
-    cluster = cluster_column(settings, {"item": None, "user": "user_id"})
-    unit = unit_noun(cluster, "attributes")
     human = df[df["rater_kind"] == HUMAN].reset_index(drop=True)
-    records: list[Record] = []
+    statistics: list[Statistic] = []
+    counts: list[Record] = []
     if len(human):
-        clusters = cluster_labels(human, cluster) if cluster else human["attribute_id"].to_numpy()
-        strata = human["source"]
-        records += acceptance_rates(human, round_name, settings, clusters, unit, strata)
-        records += flag_reason_shares(human, round_name, settings, clusters, unit, strata)
-        records += flagged_attribute_shares(human, round_name, settings, clusters, unit, strata)
-        records += human_agreement(human, round_name, settings, cluster, unit)
+        people = plan(settings, JUDGMENTS, judgment_units(human))
+        statistics += acceptance_rates(human, round_name, people)
+        statistics += flag_reason_shares(human, round_name, people)
+        shares, counts = flagged_attribute_shares(human, round_name, people)
+        statistics += shares
+        statistics += human_agreement(human, round_name, people, settings)
     per_attr = df.groupby("attribute_id")[["user_id", "source"]].first()
-    clusters_of = per_attr["user_id"] if cluster else per_attr.index.to_series()
-    records += verifier_agreement(
-        df, round_name, settings, clusters_of.astype(str), unit, per_attr["source"]
-    )
-    return collect(records)
+    statistics += verifier_agreement(df, round_name, settings, per_attr)
+    return sorted(make_records(statistics, settings) + counts, key=lambda r: r.key)

@@ -25,9 +25,13 @@ The human majority is the published label where the round has one (``human_major
 otherwise it is computed: relevant when more than half of the item's human votes say so, on
 items with at least two human votes (a tie is *not relevant*, as "more than half" requires).
 
-All intervals of a round come from one set of cluster resamples (seeded), so the numbers of
-a round are mutually consistent; the pairwise matrix is bootstrapped with the same seed and
-clusters by :func:`analysis.stats.bootstrap.bootstrap_pairwise_kappa` (one matrix product).
+Designs (``stats.designs``): each item pairs a sampled user with a sampled prompt, so users
+and prompts are crossed random factors of every statistic (``relevance_items``); statistics
+of people's own votes (their rate, agreement among people and with models, the ceilings and
+the gaps to them) also resample the annotators (``relevance_people``); the models and the
+published human-majority label are fixed. All statistics of a round come from one set of
+resamples (seeded), so differences and ratios are paired; the pairwise matrix is resampled
+with the same seed and factors by :func:`analysis.stats.resampling.pairwise_kappa`.
 """
 
 from __future__ import annotations
@@ -41,45 +45,48 @@ import pandas as pd
 
 from analysis.data.vocabulary import HUMAN, HUMAN_MAJORITY, MODEL, VOTE_KINDS
 from analysis.provenance import Record
-from analysis.stats.bootstrap import BootstrapResult, bootstrap_pairwise_kappa, paired_difference
-from analysis.stats.interval import Interval
-from analysis.stats.intervals import wilson_interval
+from analysis.stats.records import (
+    AGREEMENT,
+    NONNEGATIVE,
+    SHARE,
+    NullTest,
+    Statistic,
+    key_part,
+    make_records,
+    read_interval,
+)
+from analysis.stats.resampling import (
+    DesignTotals,
+    Plan,
+    Resamples,
+    Units,
+    cell_labels,
+    pairwise_kappa,
+    plan,
+    totals,
+)
+from analysis.stats.settings import StatsSettings
 from analysis.stats.study_common import (
     CELLS,
-    StatsSettings,
     StudyDataError,
-    TotalsBootstrap,
-    adjust_pvalues,
-    analytic_interval,
-    boot_interval,
-    bootstrap_sparse_totals,
-    cluster_column,
-    cluster_labels,
-    collect,
-    correction_name,
-    key_part,
     loo_majority_from_counts,
     loo_phrase,
-    make_record,
     n_shared,
     nanmean_arrays,
     pair_cells,
     pair_kappa,
     pair_prf,
-    point_getter,
     ratio,
     require_columns,
     require_unique,
-    resample_test,
-    resample_test_phrase,
     show,
-    unit_noun,
 )
 
 MODULE = "analysis.stats.study_stage2"
 VOTE_COLUMNS = ("item_id", "user_id", "prompt_id", "rater", "rater_kind", "round", "vote")
 RATER_KINDS = VOTE_KINDS
-#: the key prefix of a round's records
+#: the design of statistics against the majority or of models alone, and of people's votes
+ITEMS, PEOPLE = "relevance_items", "relevance_people"
 
 
 @dataclass(frozen=True)
@@ -102,10 +109,8 @@ class RoundVotes:
     human_yes: np.ndarray  # (n,) human YES votes per item
     majority: np.ndarray  # (n,) 0/1, NaN where the item has no majority label
     majority_source: str  # "published" | "computed" | "none"
-    clusters: np.ndarray | None  # (n,) cluster label per item, None = items
-    cluster_col: str | None
-    unit: str  # plural noun of the resampling unit
-    long: pd.DataFrame  # item, rater, label, cluster: the individual votes (for the matrix)
+    units: Units  # each item's user and prompt; the humans are the annotators
+    long: pd.DataFrame  # item, rater, label and each item's factors: the individual votes
 
     @property
     def raters(self) -> tuple[str, ...]:
@@ -137,7 +142,7 @@ class Stage2Statistics:
 # --------------------------------------------------------------------------------------
 
 
-def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -> RoundVotes:
+def round_votes(votes: pd.DataFrame, round_name: str) -> RoundVotes:
     """Check one round's votes and arrange them for the statistics."""
     require_columns(votes, "relevance_votes", VOTE_COLUMNS)
     df = votes.loc[votes["round"].astype(str) == round_name, list(VOTE_COLUMNS)].copy()
@@ -214,11 +219,13 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
         source = "none"
 
     item_meta = df.groupby("item_id")[["user_id", "prompt_id"]].first().reindex(items)
-    col = cluster_column(settings, {"item": None, "user": "user_id", "prompt": "prompt_id"})
-    clusters = cluster_labels(item_meta, col)
+    users = item_meta["user_id"].to_numpy(dtype=object)
+    prompts = item_meta["prompt_id"].to_numpy(dtype=object)
     long = indiv.rename(columns={"item_id": "item", "vote": "label"})[["item", "rater", "label"]]
-    if col is not None:
-        long = long.assign(cluster=item_meta[col].reindex(long["item"]).to_numpy(dtype=object))
+    rows = item_pos.get_indexer(long["item"])
+    long = long.assign(
+        users=users[rows], prompts=prompts[rows], cells=cell_labels(users, prompts)[rows]
+    )
     return RoundVotes(
         round=round_name,
         items=items,
@@ -230,9 +237,7 @@ def round_votes(votes: pd.DataFrame, round_name: str, settings: StatsSettings) -
         human_yes=yes,
         majority=majority,
         majority_source=source,
-        clusters=clusters,
-        cluster_col=col,
-        unit=unit_noun(col, "items"),
+        units=Units(n=len(items), users=users, prompts=prompts, annotators=humans),
         long=long.reset_index(drop=True),
     )
 
@@ -286,24 +291,43 @@ def restricted_name(human: str, model: str) -> str:
     return f"{human}@{model}"
 
 
-def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
+@dataclass(frozen=True)
+class RoundTotals:
+    """A round's resampled totals (under the people design) and the two designs it serves."""
+
+    tb: DesignTotals
+    items: Plan  # statistics against the majority, or of models alone
+    people: Plan  # statistics of people's own votes
+    settings: StatsSettings
+
+    def stat(self, fn: Any, people: bool = False) -> Resamples:
+        """A statistic of the totals under the people design, or under the items design."""
+        res = self.tb.stat(fn)
+        return res if people else res.under(self.items)
+
+
+def round_totals(rv: RoundVotes, settings: StatsSettings) -> RoundTotals:
     """Resampled totals of every per-item column a round's statistics need.
 
     A human's columns are zero off the items it voted on, so each is kept as (rows, values)
-    on those items (:func:`analysis.stats.study_common.bootstrap_sparse_totals`): memory and
-    time grow with the votes, not with items x raters.
+    on those items: memory and time grow with the votes, not with items x raters. Each of
+    them belongs to its human (its votes, its leave-one-out reference, the models against
+    that reference): deleting an annotator deletes its columns.
     """
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    owner: dict[str, str] = {}
 
-    def put(name: str, rows: np.ndarray, values: np.ndarray) -> None:
+    def put(name: str, rows: np.ndarray, values: np.ndarray, human: str | None = None) -> None:
         keep = values != 0
         cols[name] = (rows[keep], values[keep])
+        if human is not None:
+            owner[name] = human
 
     every = np.arange(len(rv.items))
     for h in rv.humans:
         rows, own = rv.human(h)
-        put(f"yes|{h}", rows, own)
-        put(f"n|{h}", rows, np.ones(rows.size))
+        put(f"yes|{h}", rows, own, h)
+        put(f"n|{h}", rows, np.ones(rows.size), h)
     for name, col in [(m, rv.column(m)) for m in rv.models] + [("majority", rv.majority)]:
         put(f"yes|{name}", every, np.nan_to_num(col))
         put(f"n|{name}", every, np.isfinite(col).astype(np.float64))
@@ -317,16 +341,18 @@ def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
                 continue
             _, own = rv.human(h)
             for cell, v in pair_cells(own, rest).items():
-                put(f"{h}|rest|{cell}", rows, v)
+                put(f"{h}|rest|{cell}", rows, v, h)
             # models against the same reference, and the human on the model's items
             for m in rv.models:
                 model = rv.column(m)[rows]
                 on_m = np.where(np.isfinite(model), own, np.nan)
                 for cell, v in pair_cells(model, rest).items():
-                    put(f"{m}|{rest_name(h)}|{cell}", rows, v)
+                    put(f"{m}|{rest_name(h)}|{cell}", rows, v, h)
                 for cell, v in pair_cells(on_m, rest).items():
-                    put(f"{restricted_name(h, m)}|{rest_name(h)}|{cell}", rows, v)
-    return bootstrap_sparse_totals(cols, len(rv.items), rv.clusters, settings, rv.unit)
+                    put(f"{restricted_name(h, m)}|{rest_name(h)}|{cell}", rows, v, h)
+    people = plan(settings, PEOPLE, rv.units)
+    tb = totals(people, cols, len(rv.items), annotator_columns=owner)
+    return RoundTotals(tb, plan(settings, ITEMS, rv.units), people, settings)
 
 
 # --------------------------------------------------------------------------------------
@@ -334,234 +360,195 @@ def round_totals(rv: RoundVotes, settings: StatsSettings) -> TotalsBootstrap:
 # --------------------------------------------------------------------------------------
 
 
-def _rate_interval(
-    tb: TotalsBootstrap, res: BootstrapResult, name: str, rv: RoundVotes, settings: StatsSettings
-) -> Interval:
-    """Wilson where items are the resampling unit (independent), else the cluster bootstrap."""
-    if rv.cluster_col is None:
-        k, n = tb.point(f"yes|{name}"), tb.point(f"n|{name}")
-        low, high = wilson_interval(int(round(k)), int(round(n)), settings.ci_level)
-        return analytic_interval(
-            k / n,
-            float(low),
-            float(high),
-            f"{settings.ci_level:.0%} CI: Wilson score interval",
-            level=settings.ci_level,
-            method="Wilson score interval",
-        )
-    return boot_interval(res, settings, tb.unit)
-
-
-def relevance_rates(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+def relevance_rates(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
     """Share of items marked relevant: by the human majority, by each model, per human."""
-    out: list[Record | None] = []
+    out: list[Statistic] = []
     code = f"{MODULE}:relevance_rates"
-    seed = settings.seed
+    tb = rt.tb
     named = [("majority", "human_majority")] + [(m, key_part(m)) for m in rv.models]
     for name, key in named:
-        n = int(round(tb.point(f"n|{name}")))
+        n = int(round(tb.point_of(f"n|{name}")))
         if n == 0:
             continue
-        res = tb.stat(lambda g, name=name: ratio(g(f"yes|{name}"), g(f"n|{name}")))
         who = _majority_phrase(rv) if name == "majority" else f"model {name}"
         out.append(
-            make_record(
-                f"{rv.prefix}.relevance_rate.{key}",
-                _rate_interval(tb, res, name, rv, settings),
+            Statistic(
+                key=f"{rv.prefix}.relevance_rate.{key}",
+                estimate=rt.stat(lambda g, name=name: ratio(g(f"yes|{name}"), g(f"n|{name}"))),
                 fmt=".1%",
-                method=f"share of the {n} {rv.round}-round items marked relevant by {who}",
+                what=f"share of the {n} {rv.round}-round items marked relevant by {who}",
                 code=code,
                 n=n,
-                unit="items",
-                seed=seed,
-                extra=settings.with_caveat(
-                    name, {"round": rv.round, "yes": int(round(tb.point(f"yes|{name}")))}
+                extra=rt.settings.with_caveat(
+                    name, {"round": rv.round, "yes": int(round(tb.point_of(f"yes|{name}")))}
                 ),
+                units=tb.units_with(f"n|{name}"),
+                unit="items",
             )
         )
     if rv.humans:
         humans = rv.humans
-        res = tb.stat(lambda g: nanmean_arrays([ratio(g(f"yes|{h}"), g(f"n|{h}")) for h in humans]))
-        per_human = {h: tb.point(f"yes|{h}") / tb.point(f"n|{h}") for h in humans}
-        n = int(round(sum(tb.point(f"n|{h}") for h in humans)))
+        per_human = {h: tb.point_of(f"yes|{h}") / tb.point_of(f"n|{h}") for h in humans}
+        n = int(round(sum(tb.point_of(f"n|{h}") for h in humans)))
         out.append(
-            make_record(
-                f"{rv.prefix}.relevance_rate.human",
-                boot_interval(res, settings, tb.unit),
+            Statistic(
+                key=f"{rv.prefix}.relevance_rate.human",
+                estimate=rt.stat(
+                    lambda g: nanmean_arrays([ratio(g(f"yes|{h}"), g(f"n|{h}")) for h in humans]),
+                    people=True,
+                ),
                 fmt=".1%",
-                method=(
+                what=(
                     f"mean over {len(humans)} human raters of each rater's share of "
                     f"{rv.round}-round items marked relevant ({n} votes)"
                 ),
                 code=code,
                 n=n,
-                seed=seed,
                 extra={"round": rv.round, "per_rater": per_human, "n_raters": len(humans)},
+                limits=SHARE,
             )
         )
-    return collect(out)
+    return out
 
 
-def over_selection(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
-    """Model YES count over human-majority YES count on shared items; resample test of 1.
+def _over_selection(g: Any, m: str) -> np.ndarray:
+    """A model's YES votes over the majority's YES votes on the items both label."""
+    return ratio(
+        g(f"{m}|majority|11") + g(f"{m}|majority|10"),
+        g(f"{m}|majority|11") + g(f"{m}|majority|01"),
+    )
 
-    The test of "no over-selection" (ratio 1) uses the ratio's own cluster resamples (users),
-    Holm-adjusted across the round's models: the item-level McNemar test it replaces treated
-    thousands of items from a few dozen users as independent.
+
+def over_selection(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
+    """Model YES count over human-majority YES count on shared items; test of a ratio of 1.
+
+    The test of "no over-selection" (ratio 1) uses the ratio's own design (users x prompts),
+    adjusted across the round's models (family ``over_selection``): the item-level McNemar
+    test it replaces treated thousands of items from a few dozen users as independent.
     """
     code = f"{MODULE}:over_selection"
-    ratios: dict[str, BootstrapResult] = {}
-    tests: dict[str, dict[str, Any]] = {}
-    pvalues: dict[str, float] = {}
+    settings, tb = rt.settings, rt.tb
+    out: list[Statistic] = []
+    family = []
     for m in rv.models:
         n = n_shared(tb, m, "majority")
         if n == 0:
             continue
-        res = tb.stat(
-            lambda g, m=m: ratio(
-                g(f"{m}|majority|11") + g(f"{m}|majority|10"),
-                g(f"{m}|majority|11") + g(f"{m}|majority|01"),
-            )
-        )
+        res = rt.stat(lambda g, m=m: _over_selection(g, m))
         if not np.isfinite(res.estimate):
             continue  # the majority marks nothing relevant on the shared items
-        cell = {c: int(round(tb.point(f"{m}|majority|{c}"))) for c in CELLS}
-        ratios[m] = res
-        tests[m] = {
-            "n": n,
-            "model_yes_majority_no": cell["10"],
-            "model_no_majority_yes": cell["01"],
-            **resample_test(res, 1.0),
-        }
-        if "p_value" in tests[m]:
-            pvalues[m] = tests[m]["p_value"]
-    adjusted = adjust_pvalues(pvalues, settings)
-    family = sorted(ratios)
-    out: list[Record | None] = []
-    test_text = (
-        f"{resample_test_phrase(1.0, settings, tb.unit)}, {correction_name(settings)}-adjusted "
-        f"across the {len(pvalues)} models of the round"
-    )
-    for m in family:
-        t = tests[m]
+        family.append(m)
+        cell = {c: int(round(tb.point_of(f"{m}|majority|{c}"))) for c in CELLS}
         out.append(
-            make_record(
-                f"{rv.prefix}.over_selection.{key_part(m)}",
-                boot_interval(ratios[m], settings, tb.unit),
+            Statistic(
+                key=f"{rv.prefix}.over_selection.{key_part(m)}",
+                estimate=res,
                 fmt=".2f",
-                method=(
+                what=(
                     f"over-selection of {m}: its YES votes divided by the YES votes of "
-                    f"{_majority_phrase(rv)} on the {t['n']} items both label (ratio of the "
-                    f"two relevance rates); {test_text}"
+                    f"{_majority_phrase(rv)} on the {n} items both label (ratio of the "
+                    "two relevance rates)"
                 ),
                 code=code,
-                n=t["n"],
-                unit="items",
-                seed=settings.seed,
+                n=n,
                 extra=settings.with_caveat(
                     m,
                     {
                         "round": rv.round,
-                        **{k: t[k] for k in ("null", "p_value", "test") if k in t},
-                        "p_adjusted": adjusted.get(m),
-                        "correction": settings.multiple_comparisons,
-                        "family": sorted(pvalues),
-                        "model_yes_majority_no": t["model_yes_majority_no"],
-                        "model_no_majority_yes": t["model_no_majority_yes"],
+                        "model_yes_majority_no": cell["10"],
+                        "model_no_majority_yes": cell["01"],
                     },
                 ),
+                test=NullTest(1.0, "over_selection", rv.round),
+                limits=NONNEGATIVE,
+                unit="items",
             )
         )
     models = [m for m in family if settings.in_aggregates(m)]
     left_out = [m for m in family if not settings.in_aggregates(m)]
     if models:
-        mean_res = tb.stat(
-            lambda g: nanmean_arrays(
-                [
-                    ratio(
-                        g(f"{m}|majority|11") + g(f"{m}|majority|10"),
-                        g(f"{m}|majority|11") + g(f"{m}|majority|01"),
-                    )
-                    for m in models
-                ]
-            )
-        )
         out.append(
-            make_record(
-                f"{rv.prefix}.over_selection.mean_model",
-                boot_interval(mean_res, settings, tb.unit),
+            Statistic(
+                key=f"{rv.prefix}.over_selection.mean_model",
+                estimate=rt.stat(lambda g: nanmean_arrays([_over_selection(g, m) for m in models])),
                 fmt=".2f",
-                method=(
+                what=(
                     f"mean over {len(models)} models of each model's over-selection ratio "
                     f"against {_majority_phrase(rv)}{_left_out_phrase(left_out)}"
                 ),
                 code=code,
-                n=int(round(tb.point("n|majority"))),
-                unit="items",
-                seed=settings.seed,
+                n=int(round(tb.point_of("n|majority"))),
                 extra={
                     "round": rv.round,
                     "models": models,
                     "excluded_models": left_out,
-                    "per_model": {m: float(ratios[m].estimate) for m in models},
+                    "per_model": {m: float(_over_selection(tb.getter(), m)[0]) for m in models},
                 },
+                limits=NONNEGATIVE,
+                unit="items",
             )
         )
-    return collect(out)
+    return out
 
 
-def agreement_with_majority(
-    rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings
-) -> list[Record]:
+def agreement_with_majority(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
     """Each model against the human majority: Cohen's kappa, precision, recall, F1."""
     code = f"{MODULE}:agreement_with_majority"
-    out: list[Record | None] = []
+    settings, tb = rt.settings, rt.tb
+    out: list[Statistic] = []
     for m in rv.models:
         n = n_shared(tb, m, "majority")
         if n == 0:
             continue
         ref = _majority_phrase(rv)
-        res = tb.stat(lambda g, m=m: pair_kappa(g, m, "majority"))
+        extra = settings.with_caveat(m, {"round": rv.round})
         out.append(
-            make_record(
-                f"{rv.prefix}.kappa_vs_majority.{key_part(m)}",
-                boot_interval(res, settings, tb.unit),
+            Statistic(
+                key=f"{rv.prefix}.kappa_vs_majority.{key_part(m)}",
+                estimate=rt.stat(lambda g, m=m: pair_kappa(g, m, "majority")),
                 fmt=".2f",
-                method=f"Cohen's kappa of {m} and {ref} on the {n} items both label",
+                what=f"Cohen's kappa of {m} and {ref} on the {n} items both label",
                 code=code,
                 n=n,
+                extra=extra,
+                limits=AGREEMENT,
                 unit="items",
-                seed=settings.seed,
-                extra=settings.with_caveat(m, {"round": rv.round}),
             )
         )
         for stat in ("precision", "recall", "f1"):
-            res = tb.stat(lambda g, m=m, stat=stat: pair_prf(g, m, "majority")[stat])
             name = "F1" if stat == "f1" else stat
+            # precision's units are the items the model says YES on, recall's the majority's
+            den = {"precision": ("11", "10"), "recall": ("11", "01")}.get(stat)
+            units = None
+            if den is not None:
+                units = tb.plan.units_with(
+                    sum(tb.values[:, tb.col(f"{m}|majority|{c}")].toarray().ravel() for c in den)
+                )
             out.append(
-                make_record(
-                    f"{rv.prefix}.{stat}_vs_majority.{key_part(m)}",
-                    boot_interval(res, settings, tb.unit),
+                Statistic(
+                    key=f"{rv.prefix}.{stat}_vs_majority.{key_part(m)}",
+                    estimate=rt.stat(lambda g, m=m, stat=stat: pair_prf(g, m, "majority")[stat]),
                     fmt=".3f",
-                    method=(
+                    what=(
                         f"{name} of {m}'s YES votes against {ref} as the reference "
                         f"(positive class: relevant), on the {n} items both label"
                     ),
                     code=code,
                     n=n,
+                    extra=extra,
+                    units=units,
+                    limits=SHARE,
                     unit="items",
-                    seed=settings.seed,
-                    extra=settings.with_caveat(m, {"round": rv.round}),
                 )
             )
-    return collect(out)
+    return out
 
 
-def _loo_humans(rv: RoundVotes, tb: TotalsBootstrap) -> list[str]:
+def _loo_humans(rv: RoundVotes, tb: DesignTotals) -> list[str]:
     """Humans with a leave-one-out reference on at least one item they voted on."""
     if len(rv.humans) < 2:
         return []
-    return [h for h in rv.humans if f"{h}|rest|11" in tb.columns and n_shared(tb, h, "rest") > 0]
+    return [h for h in rv.humans if f"{h}|rest|11" in tb and n_shared(tb, h, "rest") > 0]
 
 
 def _loo_ties(rv: RoundVotes, humans: list[str]) -> dict[str, int | float]:
@@ -578,12 +565,13 @@ def _loo_ties(rv: RoundVotes, humans: list[str]) -> dict[str, int | float]:
     }
 
 
-def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+def human_ceiling(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
     """Leave-one-human-out: each human against the majority of the other humans.
 
     The reference of human h is :func:`rest_majority` (the one definition, shared with
     :func:`scores_vs_rest`, which scores the models against exactly these references).
     """
+    tb = rt.tb
     humans = _loo_humans(rv, tb)
     if not humans:
         return []
@@ -595,48 +583,50 @@ def human_ceiling(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) 
         f"{loo_phrase()}, unweighted mean over humans ({ties['tied_pairs_dropped']} "
         "human-item pairs dropped for a tie)"
     )
-    kappa_res = tb.stat(lambda g: nanmean_arrays([pair_kappa(g, h, "rest") for h in humans]))
-    f1_res = tb.stat(lambda g: nanmean_arrays([pair_prf(g, h, "rest")["f1"] for h in humans]))
-    per_kappa = {h: float(pair_kappa(point_getter(tb), h, "rest")[0]) for h in humans}
-    per_f1 = {h: float(pair_prf(point_getter(tb), h, "rest")["f1"][0]) for h in humans}
+    get = tb.getter()
+    per_kappa = {h: float(pair_kappa(get, h, "rest")[0]) for h in humans}
+    per_f1 = {h: float(pair_prf(get, h, "rest")["f1"][0]) for h in humans}
     extra = {"round": rv.round, "n_raters": len(humans), **ties}
-    return collect(
-        [
-            make_record(
-                f"{rv.prefix}.ceiling.kappa_human_vs_rest",
-                boot_interval(kappa_res, settings, tb.unit),
-                fmt=".2f",
-                method=f"{rule}: Cohen's kappa ({n} human-item pairs)",
-                code=code,
-                n=n,
-                seed=settings.seed,
-                extra={**extra, "per_rater": per_kappa},
+    return [
+        Statistic(
+            key=f"{rv.prefix}.ceiling.kappa_human_vs_rest",
+            estimate=rt.stat(
+                lambda g: nanmean_arrays([pair_kappa(g, h, "rest") for h in humans]), people=True
             ),
-            make_record(
-                f"{rv.prefix}.ceiling.f1_human_vs_rest",
-                boot_interval(f1_res, settings, tb.unit),
-                fmt=".3f",
-                method=(
-                    f"{rule}: F1 of the human's votes with the reference as truth "
-                    f"({n} human-item pairs)"
-                ),
-                code=code,
-                n=n,
-                seed=settings.seed,
-                extra={**extra, "per_rater": per_f1},
+            fmt=".2f",
+            what=f"{rule}: Cohen's kappa ({n} human-item pairs)",
+            code=code,
+            n=n,
+            extra={**extra, "per_rater": per_kappa},
+            limits=AGREEMENT,
+        ),
+        Statistic(
+            key=f"{rv.prefix}.ceiling.f1_human_vs_rest",
+            estimate=rt.stat(
+                lambda g: nanmean_arrays([pair_prf(g, h, "rest")["f1"] for h in humans]),
+                people=True,
             ),
-        ]
-    )
+            fmt=".3f",
+            what=(
+                f"{rule}: F1 of the human's votes with the reference as truth "
+                f"({n} human-item pairs)"
+            ),
+            code=code,
+            n=n,
+            extra={**extra, "per_rater": per_f1},
+            limits=SHARE,
+        ),
+    ]
 
 
 #: the two scores of :func:`scores_vs_rest`: name -> (score of a pair's totals, fmt, label)
 _VS_REST_SCORES = {
-    "kappa": (pair_kappa, ".2f", "Cohen's kappa"),
-    "f1": (lambda g, a, b: pair_prf(g, a, b)["f1"], ".3f", "F1 (the reference as truth)"),
+    "kappa": (pair_kappa, ".2f", "Cohen's kappa", AGREEMENT),
+    "f1": (lambda g, a, b: pair_prf(g, a, b)["f1"], ".3f", "F1 (the reference as truth)", SHARE),
 }
 
 
-def scores_vs_rest(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings) -> list[Record]:
+def scores_vs_rest(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
     """Each model against the human ceiling's own references, and its paired gap to people.
 
     For each human h with a leave-one-out reference, the model is scored against that
@@ -644,36 +634,37 @@ def scores_vs_rest(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings)
     mean over humans. ``vs_rest.gap_<score>.<model>`` is the mean over humans of
     ``score(model, ref_h) - score(h, ref_h)``, both on the same items, on the same resamples:
     the comparison "does a model match the references as well as a person does" with its
-    own interval and a resample test of 0, Holm-adjusted across the round's models.
+    own interval and a test of 0, adjusted across the round's models (family ``gap_<score>``).
     """
+    settings, tb = rt.settings, rt.tb
     humans = _loo_humans(rv, tb)
     if not humans:
         return []
     code = f"{MODULE}:scores_vs_rest"
     ties = _loo_ties(rv, humans)
-    out: list[Record | None] = []
-    gaps: dict[str, dict[str, BootstrapResult]] = {name: {} for name in _VS_REST_SCORES}
-    meta: dict[str, tuple[list[str], int]] = {}
+    out: list[Statistic] = []
+    get = tb.getter()
     for m in rv.models:
         hs = [h for h in humans if n_shared(tb, m, rest_name(h)) > 0]
         if not hs:
             continue
         n = int(sum(n_shared(tb, m, rest_name(h)) for h in hs))
-        meta[m] = (hs, n)
-        get = point_getter(tb)
-        for name, (score, fmt, label) in _VS_REST_SCORES.items():
-            res = tb.stat(
-                lambda g, m=m, hs=hs, score=score: nanmean_arrays(
-                    [score(g, m, rest_name(h)) for h in hs]
-                )
-            )
+        for name, (score, fmt, label, limits) in _VS_REST_SCORES.items():
             per = {h: float(score(get, m, rest_name(h))[0]) for h in hs}
+            extra = settings.with_caveat(
+                m, {"round": rv.round, "n_raters": len(hs), "per_rater": per, **ties}
+            )
             out.append(
-                make_record(
-                    f"{rv.prefix}.vs_rest.{name}.{key_part(m)}",
-                    boot_interval(res, settings, tb.unit),
+                Statistic(
+                    key=f"{rv.prefix}.vs_rest.{name}.{key_part(m)}",
+                    estimate=rt.stat(
+                        lambda g, m=m, hs=hs, score=score: nanmean_arrays(
+                            [score(g, m, rest_name(h)) for h in hs]
+                        ),
+                        people=True,
+                    ),
                     fmt=fmt,
-                    method=(
+                    what=(
                         f"{label} of {m} against each of the {len(hs)} human raters' "
                         f"references, {loo_phrase()}, on the items of the reference {m} "
                         f"voted on, unweighted mean over humans ({n} reference-item pairs); "
@@ -682,66 +673,51 @@ def scores_vs_rest(rv: RoundVotes, tb: TotalsBootstrap, settings: StatsSettings)
                     ),
                     code=code,
                     n=n,
-                    seed=settings.seed,
-                    extra=settings.with_caveat(
-                        m, {"round": rv.round, "n_raters": len(hs), "per_rater": per, **ties}
-                    ),
+                    extra=extra,
+                    limits=limits,
                 )
             )
-            gaps[name][m] = tb.stat(
-                lambda g, m=m, hs=hs, score=score: nanmean_arrays(
-                    [
-                        score(g, m, rest_name(h)) - score(g, restricted_name(h, m), rest_name(h))
-                        for h in hs
-                    ]
-                )
-            )
-    for name, (_, fmt, label) in _VS_REST_SCORES.items():
-        tests = {m: resample_test(res, 0.0) for m, res in gaps[name].items()}
-        pvalues = {m: t["p_value"] for m, t in tests.items() if t}
-        adjusted = adjust_pvalues(pvalues, settings)
-        for m, res in gaps[name].items():
-            hs, n = meta[m]
             out.append(
-                make_record(
-                    f"{rv.prefix}.vs_rest.gap_{name}.{key_part(m)}",
-                    boot_interval(res, settings, tb.unit),
+                Statistic(
+                    key=f"{rv.prefix}.vs_rest.gap_{name}.{key_part(m)}",
+                    estimate=rt.stat(
+                        lambda g, m=m, hs=hs, score=score: nanmean_arrays(
+                            [
+                                score(g, m, rest_name(h))
+                                - score(g, restricted_name(h, m), rest_name(h))
+                                for h in hs
+                            ]
+                        ),
+                        people=True,
+                    ),
                     fmt="+" + fmt.lstrip("+"),
-                    method=(
+                    what=(
                         f"{label} of {m} minus that of the human, each against the human's "
                         f"reference ({loo_phrase()}) on the items of the reference {m} voted "
                         f"on, unweighted mean over {len(hs)} humans ({n} reference-item pairs; "
                         "negative: the model matches the references less well than the people "
-                        f"they leave out); {resample_test_phrase(0.0, settings, tb.unit)}, "
-                        f"{correction_name(settings)}-adjusted across the {len(pvalues)} models"
+                        "they leave out)"
                     ),
                     code=code,
                     n=n,
-                    seed=settings.seed,
-                    extra=settings.with_caveat(
-                        m,
-                        {
-                            "round": rv.round,
-                            "n_raters": len(hs),
-                            **tests[m],
-                            "p_adjusted": adjusted.get(m),
-                            "correction": settings.multiple_comparisons,
-                            "family": sorted(pvalues),
-                        },
-                    ),
+                    extra=settings.with_caveat(m, {"round": rv.round, "n_raters": len(hs)}),
+                    test=NullTest(0.0, f"gap_{name}", rv.round),
                 )
             )
-    return collect(out)
+    return out
 
 
-def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Record], pd.DataFrame]:
+def kappa_group_means(rv: RoundVotes, rt: RoundTotals) -> tuple[list[Statistic], pd.DataFrame]:
     """Pairwise Cohen's kappa over all human and model raters, and its group means.
 
-    Returns the ``stage2.<round>.kappa.*`` records and the matrix in long format (both
+    Returns the ``stage2.<round>.kappa.*`` statistics and the matrix in long format (both
     orders of every pair): round, rater_a, rater_b, kind_a, kind_b, order_a, order_b,
     kappa, ci_low, ci_high, n_items. A cell whose pair shares no item, or whose kappa is
     undefined (one category), has NaN kappa; such cells are left out of the group means.
+    Each cell is one pair's kappa (its two raters fixed) under the items design; a group mean
+    with people in it also deletes one annotator at a time.
     """
+    settings = rt.settings
     code = f"{MODULE}:kappa_group_means"
     raters = rv.raters
     empty = pd.DataFrame(columns=_MATRIX_COLUMNS)
@@ -751,25 +727,18 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
     # a model with a caveat is in the matrix (the figure) but not in the group means
     groups = {r: (k if settings.in_aggregates(r) else "excluded") for r, k in kinds.items()}
     left_out = [r for r in rv.models if not settings.in_aggregates(r)]
-    boot = bootstrap_pairwise_kappa(
+    boot = pairwise_kappa(
+        rt.people,
         rv.long,
         groups=groups,
-        cluster="cluster" if rv.cluster_col is not None else None,
         raters=list(raters),
         categories=[False, True],
-        n_boot=settings.n_boot,
-        seed=settings.seed,
         min_shared=settings.min_shared_items,
-        jackknife=settings.ci_method == "bca",
     )
-    level, method = settings.ci_level, settings.ci_method
     est = np.asarray(boot.matrix.estimate)
-    low, high = boot.matrix.interval(level, "percentile" if method == "percentile" else "bca")
-    if method == "bca":  # per-cell fallback where BCa is undefined
-        plow, phigh = boot.matrix.interval(level, "percentile")
-        bad = ~(np.isfinite(low) & np.isfinite(high))
-        low, high = np.where(bad, plow, low), np.where(bad, phigh, high)
+    cells = boot.matrix.under(rt.items)
     order = {r: i for i, r in enumerate(raters)}
+    bounds = [_cell_bounds(cells.component(p), settings) for p in range(len(boot.pairs))]
     rows = []
     for p, (a, b) in enumerate(boot.pairs):
         for x, y in ((a, b), (b, a)):
@@ -783,8 +752,8 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
                     "order_a": order[x],
                     "order_b": order[y],
                     "kappa": float(est[p]),
-                    "ci_low": float(low[p]),
-                    "ci_high": float(high[p]),
+                    "ci_low": bounds[p][0],
+                    "ci_high": bounds[p][1],
                     "n_items": int(boot.n_shared[p]),
                     "in_group_means": groups[x] != "excluded" and groups[y] != "excluded",
                 }
@@ -809,20 +778,23 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
         "model_model": f"{n_counted} models",
         "human_model": f"{len(rv.humans)} humans x {n_counted} models",
     }
-    out: list[Record | None] = []
-    for key, res in boot.group_means.items():
-        if key not in labels:
-            continue  # a block with a caveated model
+    means = {
+        key: (res if key != "model_model" else res.under(rt.items))
+        for key, res in boot.group_means.items()
+        if key in labels  # not a block with a caveated model
+    }
+    out: list[Statistic] = []
+    for key, res in means.items():
         ga, gb = key.split("_")
-        cells = [(a, b, float(est[p])) for p, (a, b) in enumerate(boot.pairs)]
-        block = [(a, b, k) for a, b, k in cells if {groups[a], groups[b]} == {ga, gb}]
+        pairs = [(a, b, float(est[p])) for p, (a, b) in enumerate(boot.pairs)]
+        block = [(a, b, k) for a, b, k in pairs if {groups[a], groups[b]} == {ga, gb}]
         defined = [(a, b, k) for a, b, k in block if np.isfinite(k)]
         out.append(
-            make_record(
-                f"{rv.prefix}.kappa.{key}",
-                boot_interval(res, settings, rv.unit),
+            Statistic(
+                key=f"{rv.prefix}.kappa.{key}",
+                estimate=res,
                 fmt=".2f",
-                method=(
+                what=(
                     f"mean pairwise Cohen's kappa over the {len(defined)} pairs of "
                     f"{labels[key]} ({rv.round} round; each pair on the items it shares)"
                     + _sparse_phrase(groups, ga, gb, len(block), settings.min_shared_items)
@@ -830,18 +802,29 @@ def kappa_group_means(rv: RoundVotes, settings: StatsSettings) -> tuple[list[Rec
                 ),
                 code=code,
                 n=n_items[key],
-                unit="items",
-                seed=settings.seed,
                 extra={
                     "round": rv.round,
                     "n_pairs": len(defined),
                     "pairs": {f"{a}|{b}": k for a, b, k in defined},
                     "excluded_models": [] if key == "human_human" else left_out,
                 },
+                limits=AGREEMENT,
+                unit="items",
             )
         )
-    out += kappa_differences(rv, boot.group_means, settings, n_items, left_out)
-    return collect(out), matrix
+    out += kappa_differences(rv, means, n_items, left_out)
+    return out, matrix
+
+
+def _cell_bounds(res: Resamples, settings: StatsSettings) -> tuple[float, float]:
+    """One matrix cell's interval, by the record maker's rule (NaN where it has none)."""
+    if not np.isfinite(res.estimate):
+        return float("nan"), float("nan")
+    iv = read_interval(res, settings, None, 0).interval
+    return (
+        float("nan") if iv.low is None else iv.low,
+        float("nan") if iv.high is None else iv.high,
+    )
 
 
 #: the paired differences of group-mean kappas: key -> (minuend, subtrahend)
@@ -859,44 +842,44 @@ _GROUP_WORDS = {
 
 def kappa_differences(
     rv: RoundVotes,
-    means: Mapping[str, BootstrapResult],
-    settings: StatsSettings,
+    means: Mapping[str, Resamples],
     n_items: Mapping[str, int],
     left_out: list[str],
-) -> list[Record | None]:
-    """Differences of the kappa group means, each on the pairwise bootstrap's own resamples.
+) -> list[Statistic]:
+    """Differences of the kappa group means, each on the same resamples of both means.
 
     "Models agree with each other more than with people" is a statement about a difference;
-    it gets its own interval (paired: both means on every resample) and a resample test of 0,
-    ``stage2.<round>.kappa_diff.<a>_minus_<b>``.
+    it gets its own interval (paired: both means on every resample; annotators deleted from
+    the side that has people) and a test of 0, adjusted within the round's family
+    ``kappa_differences``.
     """
-    out: list[Record | None] = []
+    out: list[Statistic] = []
     for key, (a, b) in KAPPA_DIFFERENCES.items():
         if a not in means or b not in means:
             continue
-        res = paired_difference(means[a], means[b])
+        diff = means[a].minus(means[b])
+        # the difference involves people: its design is theirs
+        design = means[b] if "human" in b else means[a]
         out.append(
-            make_record(
-                f"{rv.prefix}.kappa_diff.{key}",
-                boot_interval(res, settings, rv.unit),
+            Statistic(
+                key=f"{rv.prefix}.kappa_diff.{key}",
+                estimate=Resamples(diff.estimate, diff.parts, design.design),
                 fmt="+.2f",
-                method=(
+                what=(
                     f"mean pairwise Cohen's kappa of the {_GROUP_WORDS[a]} pairs minus that of "
                     f"the {_GROUP_WORDS[b]} pairs ({rv.round} round; {rv.prefix}.kappa.{a} "
                     f"minus {rv.prefix}.kappa.{b}, both on every resample)"
-                    f"{_left_out_phrase(left_out)}; "
-                    f"{resample_test_phrase(0.0, settings, rv.unit)}"
+                    f"{_left_out_phrase(left_out)}"
                 ),
                 code=f"{MODULE}:kappa_differences",
                 n=max(n_items[a], n_items[b]),
-                unit="items",
-                seed=settings.seed,
                 extra={
                     "round": rv.round,
                     "minuend": f"{rv.prefix}.kappa.{a}",
                     "subtrahend": f"{rv.prefix}.kappa.{b}",
-                    **resample_test(res, 0.0),
                 },
+                test=NullTest(0.0, "kappa_differences", rv.round),
+                unit="items",
             )
         )
     return out
@@ -927,15 +910,15 @@ def round_statistics(
     votes: pd.DataFrame, round_name: str, settings: StatsSettings
 ) -> tuple[list[Record], pd.DataFrame]:
     """Every stage-2 record of one round, and its pairwise kappa matrix."""
-    rv = round_votes(votes, round_name, settings)
-    tb = round_totals(rv, settings)
-    records = relevance_rates(rv, tb, settings)
-    records += over_selection(rv, tb, settings)
-    records += agreement_with_majority(rv, tb, settings)
-    records += human_ceiling(rv, tb, settings)
-    records += scores_vs_rest(rv, tb, settings)
-    kappa_records, matrix = kappa_group_means(rv, settings)
-    return collect(records + kappa_records), matrix
+    rv = round_votes(votes, round_name)
+    rt = round_totals(rv, settings)
+    statistics = relevance_rates(rv, rt)
+    statistics += over_selection(rv, rt)
+    statistics += agreement_with_majority(rv, rt)
+    statistics += human_ceiling(rv, rt)
+    statistics += scores_vs_rest(rv, rt)
+    kappa_statistics, matrix = kappa_group_means(rv, rt)
+    return make_records(statistics + kappa_statistics, settings), matrix
 
 
 def stage2_statistics(votes: pd.DataFrame, settings: StatsSettings) -> Stage2Statistics:
@@ -948,7 +931,7 @@ def stage2_statistics(votes: pd.DataFrame, settings: StatsSettings) -> Stage2Sta
         records += recs
         if not matrix.empty:
             matrices[round_name] = matrix
-    return Stage2Statistics(records=collect(records), kappa_matrices=matrices)
+    return Stage2Statistics(records=sorted(records, key=lambda r: r.key), kappa_matrices=matrices)
 
 
 def kappa_matrix_table(result: Stage2Statistics) -> pd.DataFrame:

@@ -1,10 +1,10 @@
 """The bootstrap engine's weighted-row form: statistics that are not sums, on all resamples.
 
 :mod:`analysis.stats.bootstrap` bootstraps statistics that are functions of per-cluster sums;
-this module bootstraps any statistic of weighted rows with the *same* resample counts
-(:func:`analysis.stats.bootstrap.resample_counts`) and the same intervals
-(:meth:`analysis.stats.bootstrap.BootstrapResult.ci`). ``analysis.learn`` produces held-out
-predictions and calls :func:`bootstrap` here for their uncertainty.
+this module writes any statistic as a function of row weights, which
+:func:`analysis.stats.resampling.weighted_rows` evaluates on the *same* resample counts as
+the totals path draws for a design (so the two pair). ``analysis.learn`` produces held-out
+predictions and scores them with these statistics.
 
 A cluster bootstrap (resample users or prompts with replacement) is the same as giving each
 held-out row a weight equal to how often its cluster was drawn. Every metric here is written
@@ -20,7 +20,6 @@ record's method sentence).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,9 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from analysis.stats.bootstrap import BootstrapResult, cluster_membership, resample_counts
+from analysis.stats.bootstrap import cluster_membership
 from analysis.stats.concordance import ConcordancePairs
-from analysis.stats.interval import Interval
 
 #: A statistic of weighted rows: (resamples, rows) weights -> (resamples,) values (NaN allowed).
 Statistic = Callable[[np.ndarray], np.ndarray]
@@ -165,7 +163,7 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray) -> Statistic:
     Equal to ``scipy.stats.spearmanr`` on the sample that repeats each pair by its weight;
     NaN where a variable is constant (variance below rounding) or fewer than two rows remain.
     The project's one weighted Spearman: the held-out metrics of ``analysis.learn`` and the
-    study's rating correlations (``study_common.ClusterResamples.spearman``) both use it.
+    study's rating correlations (:func:`analysis.stats.resampling.spearman`) both use it.
     """
     hx, cx = _onehot(np.asarray(x, dtype=np.float64))
     hy, cy = _onehot(np.asarray(y, dtype=np.float64))
@@ -181,12 +179,19 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray) -> Statistic:
             cov = (W * dx * dy).sum(axis=1)
             vx = (W * dx * dx).sum(axis=1)
             vy = (W * dy * dy).sum(axis=1)
-            rho = cov / np.sqrt(vx * vy)
-        scale = np.maximum(sw, 1.0) ** 3
-        ok = (sw >= 2) & (vx > 1e-12 * scale) & (vy > 1e-12 * scale)
-        return np.where(ok, np.clip(rho, -1.0, 1.0), np.nan)
+        return rank_correlation(cov, vx, vy, sw)
 
     return stat
+
+
+def rank_correlation(cov: np.ndarray, vx: np.ndarray, vy: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """Pearson's r of the mid-ranks from their weighted co- and variances (``sw``: the total
+    weight): NaN where fewer than two observations weigh or a variable is constant."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = cov / np.sqrt(vx * vy)
+    scale = np.maximum(sw, 1.0) ** 3
+    ok = (sw >= 2) & (vx > 1e-12 * scale) & (vy > 1e-12 * scale)
+    return np.where(ok, np.clip(rho, -1.0, 1.0), np.nan)
 
 
 def weighted_kendall(x: np.ndarray, y: np.ndarray) -> Statistic:
@@ -251,8 +256,13 @@ def resamples_per_chunk(n_rows: int) -> int:
     return max(1, min(200, _MAX_WEIGHT_CELLS // max(n_rows, 1)))
 
 
-def _evaluate_chunks(stat: Statistic, counts: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``stat`` on the row weights of every row of ``counts`` (resamples x clusters)."""
+def evaluate_counts(stat: Statistic, counts: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``stat`` on the row weights of every row of ``counts`` (resamples x clusters).
+
+    A :class:`WeightedSums` statistic is evaluated on clusters (``counts @ cluster sums``),
+    anything else on the rows' weights ``counts[:, codes]`` in chunks
+    (:func:`resamples_per_chunk`).
+    """
     if isinstance(stat, WeightedSums):
         sums = cluster_membership(codes, counts.shape[1]) @ stat.columns
         return stat.finish(counts.astype(np.float64) @ sums)
@@ -262,62 +272,3 @@ def _evaluate_chunks(stat: Statistic, counts: np.ndarray, codes: np.ndarray) -> 
         for s in range(0, len(counts), chunk)
     ]
     return np.concatenate(parts) if parts else np.empty(0)
-
-
-def bootstrap(
-    stat: Statistic,
-    clusters: np.ndarray,
-    *,
-    unit: str,
-    n_boot: int,
-    seed: int,
-    level: float = 0.95,
-    method: str = "percentile",
-) -> Interval | None:
-    """Point estimate and cluster-bootstrap CI of ``stat``; ``None`` when it is undefined.
-
-    The cluster counts are :func:`analysis.stats.bootstrap.resample_counts` for ``seed`` (the
-    same resamples every statistic of the project draws for that seed and cluster count), and
-    the interval is :meth:`analysis.stats.bootstrap.BootstrapResult.ci` (percentile, or BCa
-    with the leave-one-cluster-out jackknife). Resamples whose statistic is undefined (e.g.
-    no positive row drawn) are dropped from the quantiles (``resamples.n_valid`` counts the
-    rest); with fewer than half valid the CI is omitted. ``n`` is the number of rows and
-    ``resamples`` the bootstrap result, whose unit, cluster count and resamples a record
-    states and a test of the same estimate reuses.
-    """
-    clusters = np.asarray(clusters).astype(str)
-    n = len(clusters)
-    if n == 0:
-        return None
-    theta = float(stat(np.ones((1, n)))[0])
-    if not np.isfinite(theta):
-        return None
-    _, codes = np.unique(clusters, return_inverse=True)
-    n_clusters = int(codes.max()) + 1
-    counts = resample_counts(n_clusters, n_boot, seed)
-    boot = _evaluate_chunks(stat, counts, codes)
-    # the leave-one-cluster-out jackknife is G x n weights (G clusters, n rows): it grows as
-    # the square of the study's size and only BCa reads it, so percentile intervals skip it
-    jack = None
-    if n_clusters > 1 and method == "bca":
-        jack = _evaluate_chunks(stat, 1 - np.eye(n_clusters, dtype=np.int64), codes)
-    result = BootstrapResult(
-        estimate=np.asarray(theta),
-        replicates=boot,
-        jackknife=jack,
-        n_clusters=n_clusters,
-        cluster=unit,
-        seed=seed,
-        weights_digest=hashlib.sha256(
-            f"C={n_clusters};B={n_boot};".encode() + counts.tobytes()
-        ).hexdigest(),
-    )
-    n_valid = int(np.isfinite(boot).sum())
-    low = high = None
-    if n_clusters >= 2 and n_valid >= max(2, n_boot // 2):
-        ci = result.ci(level, method)  # type: ignore[arg-type]
-        if ci.has_ci:
-            low, high = ci.low, ci.high
-    return Interval(
-        value=theta, low=low, high=high, level=level, method=method, n=n, resamples=result
-    )

@@ -88,6 +88,12 @@ def test_bench_bootstrap(tmp_path: Path) -> None:
     for m in b["group_means_95ci"].values():
         assert m["ci_low"] <= m["estimate"] <= m["ci_high"]
     assert "| **speedup** |" in section and "extrapolated" in section
+    # the declared two-way design's row (users x prompts crossed, annotators deleted)
+    assert b["two_way_seconds"] > 0 and b["two_way_vs_one_way"] > 0 and b["two_way_speedup"] > 0
+    assert set(b["two_way_group_means_95ci"]) == {"human_human", "human_model", "model_model"}
+    for m in b["two_way_group_means_95ci"].values():
+        assert m["ci_low"] <= m["estimate"] <= m["ci_high"]
+    assert "| **two-way / one-way** |" in section
     assert_commit(b, section)
 
 

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
-from analysis.settings import LearnConfig, StatsConfig
-from tests.settings_defaults import default_settings
+from analysis.settings import LearnConfig
+from analysis.stats.settings import StatsSettings
+from tests.settings_defaults import default_settings, stats_settings
 
 
 @pytest.fixture
@@ -23,5 +22,5 @@ def learn() -> LearnConfig:
 
 
 @pytest.fixture
-def stats() -> StatsConfig:
-    return dataclasses.replace(default_settings().stats, n_boot=200)
+def stats() -> StatsSettings:
+    return stats_settings(n_boot=200, seed=11)

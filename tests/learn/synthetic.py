@@ -101,9 +101,17 @@ def stage1_world(
             }
         )
     ids = [r["attribute_id"] for r in rows]
+    users = pd.DataFrame(
+        {
+            "user_id": [f"u{u:03d}" for u in range(n_users)],
+            "source": ["wildchat" if u % 2 else "synthetic:cupid" for u in range(n_users)],
+            "source_kind": ["real" if u % 2 else "synthetic" for u in range(n_users)],
+        }
+    )
     return {
         "attributes": pd.DataFrame(rows),
         "judgments": pd.DataFrame(judgments),
+        "users": users,
         "conversations": pd.DataFrame(convs),
         "attribute_embeddings": _emb_frame(ids, attr_emb),
         "reason_embeddings": _emb_frame(ids, reason_emb),

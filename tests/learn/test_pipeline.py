@@ -57,18 +57,17 @@ def test_attribute_verifier_files_and_determinism(tmp_path: Path) -> None:
     run_attribute_verifier(inputs, out, CFG, rule="attribute_verifier")
     first = Path(out["records"]).read_bytes()
     records = json.loads(first)
-    for key in (
-        "auroc",
-        "f1",
-        "acceptance_kept",
-        "acceptance_all",
-        "zero_shot_acceptance_kept.sim-llm-a",
-    ):
+    for key in ("auroc", "f1", "acceptance_kept", "zero_shot_acceptance_kept.sim-llm-a"):
         rec = records[f"stage1.verifier.{key}"]
         assert rec["ci_low"] is not None and rec["n"] > 0 and rec["seed"] is not None
         assert rec["rule"] == "attribute_verifier" and rec["code"].startswith("analysis.learn.")
-        assert "bootstrap CI over 16 users" in rec["method"]
+        # users within their sources; people's acceptance also resamples the annotators
+        assert "users (16) within the 2 strata of source" in rec["method"]
+        people = key.endswith(("acceptance_kept", "acceptance_kept.sim-llm-a"))
+        assert ("and annotators (3) random" in rec["method"]) == people, key
         assert {i["path"] for i in rec["inputs"]} >= {repo_relative(inputs["judgments"])}
+    # people's acceptance of every attribute is stage 1's record, not the verifier's
+    assert "stage1.verifier.acceptance_all" not in records
     bundle = joblib.load(out["model"])
     assert bundle["trained"] and bundle["positive_class"] == "unsupported"
     assert {i["path"] for i in bundle["training_data"]} == {
@@ -108,7 +107,7 @@ def test_relevance_classifier_rule(tmp_path: Path) -> None:
         "stage2.classifier.final.recall",
     } <= set(records)
     assert not any(".pilot2." in k for k in records)  # no such round in this world
-    assert records["stage2.classifier.final.f1"]["extra"]["bootstrap_unit"] == "prompt"
+    assert "design relevance_items: users" in records["stage2.classifier.final.f1"]["method"]
     assert set(joblib.load(out["model"])["rounds"]) == {"final"}
 
 

@@ -7,7 +7,6 @@ MiniLM model in the test, so it needs no workflow outputs.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from analysis.learn.features import Embeddings
 from analysis.learn.records import relevance_records
 from analysis.learn.relevance_classifier import train_relevance_rounds
-from tests.settings_defaults import default_settings
+from tests.settings_defaults import default_settings, stats_settings
 
 pytestmark = pytest.mark.realdata
 
@@ -54,8 +53,7 @@ def test_pilot2_classifier_with_its_own_split(real_data_root: Path) -> None:
         r.key: r
         for r in relevance_records(
             results,
-            dataclasses.replace(default_settings().stats, n_boot=300),
-            7,
+            stats_settings(n_boot=300, seed=7),
             "logistic",
             ["prompt", "user", "item"],
             8,

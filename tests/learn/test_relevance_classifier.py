@@ -14,8 +14,10 @@ from analysis.learn.relevance_classifier import (
     human_majority,
     train_relevance_classifier,
 )
-from analysis.settings import LearnConfig, StatsConfig
+from analysis.settings import LearnConfig
+from analysis.stats.settings import StatsSettings
 from tests.learn.synthetic import stage2_world
+from tests.settings_defaults import stats_settings
 
 
 def run(
@@ -40,8 +42,8 @@ def run(
     )
 
 
-def values(results: list[RelevanceResult], stats: StatsConfig) -> dict[str, float]:
-    recs = relevance_records(results, stats, 11, "logistic", ["prompt", "user", "item"], 8, 20)
+def values(results: list[RelevanceResult], stats: StatsSettings) -> dict[str, float]:
+    recs = relevance_records(results, stats, "logistic", ["prompt", "user", "item"], 8, 20)
     return {r.key: r.value for r in recs}
 
 
@@ -63,7 +65,7 @@ def test_human_majority_prefers_individual_votes() -> None:
 
 
 def test_planted_signal_is_found_and_prompts_stay_unseen(
-    learn: LearnConfig, stats: StatsConfig
+    learn: LearnConfig, stats: StatsSettings
 ) -> None:
     result = run(stage2_world(signal=True), learn)
     assert result is not None and result.mode == "grouped_cv"
@@ -75,7 +77,7 @@ def test_planted_signal_is_found_and_prompts_stay_unseen(
     assert (result.predictions.groupby("prompt_id")["fold"].nunique() == 1).all()
 
 
-def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsSettings) -> None:
     result = run(stage2_world(signal=False, seed=2), learn)
     assert result is not None
     assert abs(values([result], stats)["stage2.classifier.final.auroc"] - 0.5) < 0.06
@@ -90,7 +92,7 @@ def test_baseline_dev_items_are_not_references(learn: LearnConfig) -> None:
     assert len(bm25) > 0 and not set(bm25["item_id"]) & dev_items
 
 
-def test_given_split_is_used_as_given(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_given_split_is_used_as_given(learn: LearnConfig, stats: StatsSettings) -> None:
     world = stage2_world(n_prompts=12, round_="pilot2", published_majority=True)
     items = world["items"]
     prompt_no = items["prompt_id"].str[1:].astype(int)
@@ -102,16 +104,26 @@ def test_given_split_is_used_as_given(learn: LearnConfig, stats: StatsConfig) ->
     assert set(ev["item_id"]) == set(cset.loc[cset["split"] == "test", "item_id"])
     v = values([result], stats)
     assert v["stage2.classifier.pilot2.f1"] > 0.5
-    # only 3 test prompts (< min_clusters): the interval falls back to users
-    recs = relevance_records([result], stats, 11, "logistic", ["prompt", "user", "item"], 8, 20)
-    assert {r.extra["bootstrap_unit"] for r in recs} == {"user"}
+    # only 3 test prompts: the declared design jackknifes them (fewer than ten levels);
+    # the one-way unit falls back to users (fewer than min_clusters prompts)
+    recs = relevance_records([result], stats, "logistic", ["prompt", "user", "item"], 8, 20)
+    assert all("prompts (3) crossed" in r.method for r in recs if r.text is None)
+    one_way = relevance_records(
+        [result],
+        stats_settings(n_boot=200, design="one_way"),
+        "logistic",
+        ["prompt", "user"],
+        8,
+        20,
+    )
+    assert all(") resampled alone" in r.method and "users (" in r.method for r in one_way)
 
 
 def test_absent_round_gives_no_result(learn: LearnConfig) -> None:
     assert run(stage2_world(n_prompts=6), learn, round_="pilot") is None
 
 
-def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsSettings) -> None:
     world = stage2_world(n_prompts=10)
     learn.relevance.C_grid = [0.03, 0.3]  # a warm-started grid inside each parallel fit
     a, b = run(world, learn), run(world, learn, threads=2)
@@ -121,16 +133,14 @@ def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: Sta
 
 
 def test_f1_difference_to_each_zero_shot_model_is_paired(
-    learn: LearnConfig, stats: StatsConfig
+    learn: LearnConfig, stats: StatsSettings
 ) -> None:
     """Classifier F1 minus a model's F1 on the same held-out items; none for a baseline."""
     result = run(stage2_world(signal=True), learn)
     assert result is not None
     recs = {
         r.key: r
-        for r in relevance_records(
-            [result], stats, 11, "logistic", ["prompt", "user", "item"], 8, 20
-        )
+        for r in relevance_records([result], stats, "logistic", ["prompt", "user", "item"], 8, 20)
     }
     ref = result.references[result.references["rater"] == "sim-llm-a"]
     shared = result.evaluated.merge(ref[["item_id", "vote"]], on="item_id")
@@ -141,7 +151,8 @@ def test_f1_difference_to_each_zero_shot_model_is_paired(
     gap = recs["stage2.classifier.final.f1_minus_zero_shot.sim-llm-a"]
     assert gap.value == pytest.approx(expected)
     assert gap.ci_low is not None and gap.ci_low <= gap.value <= gap.ci_high
-    # the same resamples as the model's own F1 on these items: same clusters, same count
+    # the same resamples as the model's own F1 on these items: the same design and units
     own = recs["stage2.classifier.final.reference.sim-llm-a.f1"]
-    assert gap.extra["n_clusters"] == own.extra["n_clusters"] and gap.n == own.n
+    assert gap.method.split("; ")[1] == own.method.split("; ")[1] and gap.n == own.n
+    assert gap.extra["family"] == "classifier_minus_zero_shot"
     assert not any(k.startswith("stage2.classifier.final.f1_minus_zero_shot.bm25") for k in recs)

@@ -14,7 +14,8 @@ from analysis.learn.reward_model import (
     rated_responses,
     train_reward_models,
 )
-from analysis.settings import LearnConfig, StatsConfig
+from analysis.settings import LearnConfig
+from analysis.stats.settings import StatsSettings
 from tests.learn.synthetic import stage3_world
 
 
@@ -34,12 +35,12 @@ def run(
     )
 
 
-def records(result: RewardResult, stats: StatsConfig) -> dict[str, float]:
-    recs = reward_records(result, stats, 5, "logistic", ["user", "item"], 8, 20)
+def records(result: RewardResult, stats: StatsSettings) -> dict[str, float]:
+    recs = reward_records(result, stats, "logistic", ["user", "item"], 8, 20)
     return {r.key: r.value for r in recs}
 
 
-def test_planted_signal_is_found_by_every_variant(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_planted_signal_is_found_by_every_variant(learn: LearnConfig, stats: StatsSettings) -> None:
     result = run(stage3_world(n_users=20, signal=True), learn)
     assert result is not None
     v = records(result, stats)
@@ -51,7 +52,7 @@ def test_planted_signal_is_found_by_every_variant(learn: LearnConfig, stats: Sta
     assert (result.predictions.groupby("user_id")["fold"].nunique() == 1).all()
 
 
-def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsSettings) -> None:
     result = run(stage3_world(n_users=30, signal=False, seed=4), learn)
     assert result is not None
     v = records(result, stats)
@@ -73,7 +74,7 @@ def test_human_ceiling_leave_one_out() -> None:
     assert pairs["others_mean"].to_dict() == {"h1": 2.0, "h2": 3.0, "h3": 4.0}  # b: one human only
 
 
-def test_ceiling_with_several_humans(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_ceiling_with_several_humans(learn: LearnConfig, stats: StatsSettings) -> None:
     result = run(stage3_world(n_users=12, humans_per_example=3), learn)
     assert result is not None
     v = records(result, stats)
@@ -153,7 +154,7 @@ def test_rating_out_of_range_is_an_error(learn: LearnConfig) -> None:
         run(world, learn)
 
 
-def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsSettings) -> None:
     world = stage3_world(n_users=10)
     learn.reward.C_grid = [0.01, 0.1]  # a warm-started grid inside each parallel fit
     a, b = run(world, learn), run(world, learn, threads=2)

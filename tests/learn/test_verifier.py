@@ -9,7 +9,8 @@ from sklearn.metrics import cohen_kappa_score, roc_auc_score
 from analysis.learn.features import Embeddings
 from analysis.learn.records import verifier_records
 from analysis.learn.verifier import VerifierResult, human_acceptance, train_verifier
-from analysis.settings import LearnConfig, StatsConfig
+from analysis.settings import LearnConfig
+from analysis.stats.settings import StatsSettings
 from tests.learn.synthetic import stage1_world
 
 
@@ -28,10 +29,21 @@ def run(
     )
 
 
-def values(result: VerifierResult, stats: StatsConfig) -> dict[str, float]:
-    return {
-        r.key: r.value for r in verifier_records(result, stats, 7, "logistic", ["user", "item"], 8)
-    }
+def records(
+    result: VerifierResult,
+    world: dict[str, pd.DataFrame],
+    stats: StatsSettings,
+    units: list[str] | None = None,
+) -> list:
+    return verifier_records(
+        result, world["judgments"], world["users"], stats, "logistic", units or ["user"], 8
+    )
+
+
+def values(
+    result: VerifierResult, world: dict[str, pd.DataFrame], stats: StatsSettings
+) -> dict[str, float]:
+    return {r.key: r.value for r in records(result, world, stats, ["user", "item"])}
 
 
 def test_human_acceptance_is_a_strict_majority() -> None:
@@ -51,14 +63,23 @@ def test_human_acceptance_is_a_strict_majority() -> None:
     assert acc.loc["a", "n_accepted"] == 2 and acc.loc["b", "n_judgments"] == 2
 
 
-def test_planted_signal_is_found(learn: LearnConfig, stats: StatsConfig) -> None:
-    result = run(stage1_world(signal=True), learn)
+def acceptance_all(world: dict[str, pd.DataFrame], result: VerifierResult) -> float:
+    """People's acceptance of every evaluated attribute (stage 1's record on the bundled world)."""
+    j = world["judgments"]
+    j = j[(j["rater_kind"] == "human") & (j["round"] == result.round)]
+    j = j[j["attribute_id"].isin(result.predictions["attribute_id"])]
+    return float((j["label"] == "accepted").mean())
+
+
+def test_planted_signal_is_found(learn: LearnConfig, stats: StatsSettings) -> None:
+    world = stage1_world(signal=True)
+    result = run(world, learn)
     assert result is not None
-    v = values(result, stats)
+    v = values(result, world, stats)
     assert v["stage1.verifier.auroc"] > 0.85
     assert v["stage1.verifier.f1"] > 0.75
     # verify: the kept attributes are accepted far more often than all of them
-    assert v["stage1.verifier.acceptance_kept"] > v["stage1.verifier.acceptance_all"] + 0.2
+    assert v["stage1.verifier.acceptance_kept"] > acceptance_all(world, result) + 0.2
     # the zero-shot labeller in the world ignores support: it barely lifts acceptance
     assert (
         v["stage1.verifier.zero_shot_acceptance_kept.sim-llm-a"]
@@ -66,14 +87,16 @@ def test_planted_signal_is_found(learn: LearnConfig, stats: StatsConfig) -> None
     )
 
 
-def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsConfig) -> None:
-    result = run(stage1_world(signal=False, seed=1), learn)
+def test_no_signal_is_not_found(learn: LearnConfig, stats: StatsSettings) -> None:
+    world = stage1_world(signal=False, seed=1)
+    result = run(world, learn)
     assert result is not None
-    recs = {r.key: r for r in verifier_records(result, stats, 7, "logistic", ["user"], 8)}
+    recs = {r.key: r for r in records(result, world, stats)}
     assert abs(recs["stage1.verifier.auroc"].value - 0.5) < 0.08
-    kept, everyone = recs["stage1.verifier.acceptance_kept"], recs["stage1.verifier.acceptance_all"]
+    kept = recs["stage1.verifier.acceptance_kept"]
     assert kept.ci_low is not None and kept.ci_high is not None
-    assert kept.ci_low <= everyone.value <= kept.ci_high  # keeping does not raise acceptance
+    # keeping does not raise acceptance
+    assert kept.ci_low <= acceptance_all(world, result) <= kept.ci_high
 
 
 def test_folds_are_grouped_by_user(learn: LearnConfig) -> None:
@@ -84,14 +107,12 @@ def test_folds_are_grouped_by_user(learn: LearnConfig) -> None:
     assert (result.predictions["fold"] >= 0).all()
 
 
-def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsConfig) -> None:
+def test_deterministic_with_any_number_of_threads(learn: LearnConfig, stats: StatsSettings) -> None:
     world = stage1_world(n_users=20)
     a, b = run(world, learn), run(world, learn, threads=2)
     assert a is not None and b is not None
     pd.testing.assert_frame_equal(a.predictions, b.predictions, check_exact=True)
-    assert verifier_records(a, stats, 7, "logistic", ["user"], 8) == verifier_records(
-        b, stats, 7, "logistic", ["user"], 8
-    )
+    assert records(a, world, stats) == records(b, world, stats)
 
 
 def test_no_human_labels_no_result(learn: LearnConfig) -> None:
@@ -111,14 +132,15 @@ def test_rounds_are_never_pooled(learn: LearnConfig) -> None:
 
 
 def test_gradient_boosting_learner_also_finds_the_signal(
-    learn: LearnConfig, stats: StatsConfig
+    learn: LearnConfig, stats: StatsSettings
 ) -> None:
     learn.verifier.learner = "gradient_boosting"
     learn.verifier.use_embeddings = False  # text signals only: boosting stays fast
     learn.gradient_boosting.max_iter = 25
-    result = run(stage1_world(n_users=20), learn)
+    world = stage1_world(n_users=20)
+    result = run(world, learn)
     assert result is not None
-    assert values(result, stats)["stage1.verifier.auroc"] > 0.8
+    assert values(result, world, stats)["stage1.verifier.auroc"] > 0.8
 
 
 def test_unknown_label_is_an_error(learn: LearnConfig) -> None:
@@ -129,12 +151,13 @@ def test_unknown_label_is_an_error(learn: LearnConfig) -> None:
 
 
 def test_trained_and_zero_shot_verifiers_on_the_same_attributes(
-    learn: LearnConfig, stats: StatsConfig
+    learn: LearnConfig, stats: StatsSettings
 ) -> None:
     """AUROC and kappa of both on the zero-shot model's attributes; the paired differences."""
-    result = run(stage1_world(signal=True), learn)
+    world = stage1_world(signal=True)
+    result = run(world, learn)
     assert result is not None
-    recs = {r.key: r for r in verifier_records(result, stats, 7, "logistic", ["user", "item"], 8)}
+    recs = {r.key: r for r in records(result, world, stats, ["user", "item"])}
     z = result.zero_shot[result.zero_shot["rater"] == "sim-llm-a"].merge(
         result.predictions, on="attribute_id"
     )

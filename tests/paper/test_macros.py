@@ -66,6 +66,18 @@ def test_ci_method_and_n_macros(numbers_file: Path) -> None:
     assert r"\ensuremath{\kappa}; 95\% bootstrap" in tex
     # no CI, no CI macro
     assert "rc@ci@stage1.acceptance_rate" not in tex
+    # an exact (Clopper-Pearson) interval says so where the text prints its level
+    exact = {
+        "key": "stage3.mentions.detector_sensitivity",
+        "value": 0.9,
+        "fmt": ".0%",
+        "ci_low": 0.6,
+        "ci_high": 0.99,
+        "ci_level": 0.95,
+        "extra": {"exact": True},
+    }
+    tex = render_numbers_tex({exact["key"]: exact})
+    assert r"\csname rc@cilevel@stage3.mentions.detector_sensitivity\endcsname{95\% exact}" in tex
 
 
 def test_aliases_are_named_for_meaning_with_digits_spelled_out() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import f1_score
 
 from analysis.stages import baselines
 from analysis.stages.baselines import (
@@ -19,9 +20,9 @@ from analysis.stages.baselines import (
     top_k_per_pair,
 )
 from analysis.stages.selection import split_groups
-from analysis.stats.baseline_scores import precision_recall_f1
+from tests.settings_defaults import stats_settings
 
-KW = dict(dev_fraction=0.3, seed=11, n_boot=50, ci_level=0.95, ci_method="percentile")
+KW = dict(dev_fraction=0.3, seed=11, stats=stats_settings(n_boot=50))
 
 
 def test_top_k_takes_the_people_s_share_of_each_pair() -> None:
@@ -107,9 +108,7 @@ def test_records_use_evaluation_items_only_with_prompt_cluster_ci() -> None:
         EMBEDDING,
         dev_fraction=0.3,
         seed=11,
-        n_boot=200,
-        ci_level=0.95,
-        ci_method="percentile",
+        stats=stats_settings(n_boot=200),
     )[0]
     recs = {r.key: r for r in ev.records}
     assert set(recs) == {
@@ -118,9 +117,9 @@ def test_records_use_evaluation_items_only_with_prompt_cluster_ci() -> None:
     f1 = recs["stage2.final.f1_vs_majority.minilm-embedding"]
     eval_votes = ev.votes[ev.votes["split"] == "eval"]
     gold = items.set_index("item_id").loc[eval_votes["item_id"], "gold"].to_numpy()
-    assert f1.value == pytest.approx(precision_recall_f1(eval_votes["vote"].to_numpy(), gold)[2])
+    assert f1.value == pytest.approx(f1_score(gold, eval_votes["vote"].to_numpy(dtype=bool)))
     assert f1.n == len(eval_votes) and f1.ci_low <= f1.value <= f1.ci_high
-    assert "clusters of prompt" in f1.method
+    assert "design relevance_items:" in f1.method
 
 
 def test_bm25_prefers_attributes_sharing_words_with_the_prompt() -> None:

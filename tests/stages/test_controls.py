@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
-from analysis.settings import CiMethod, StagesConfig
+from analysis.settings import StagesConfig
 from analysis.stages import steps
 from analysis.stages.controls import combine_controls, mismatched_attributes
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.judging import judge_items
 from analysis.stages.prompts import PromptSet
 from analysis.stats.control_effects import position_consistency
-from tests.settings_defaults import default_settings
+from tests.settings_defaults import stats_settings
 from tests.stages.conftest import ScriptedCaller
 
 TABLES = ("responses", "relevance_votes", "preference_ratings", "prompts", "attributes")
@@ -52,9 +51,7 @@ def test_controls_with_a_position_biased_judge(
         ["fake-judge"],
         [ctl],
         [main],
-        stats=replace(default_settings().stats, n_boot=100, ci_method=CiMethod.percentile),
-        seed=1,
-        caveats={"fake-judge": "not a real judge"},
+        stats=stats_settings(n_boot=100, seed=1, caveats={"fake-judge": "not a real judge"}),
     )
     recs = {r.key: r for r in records}
     assert recs["stage3.controls.position_consistency.fake-judge"].value == 0.0
@@ -89,8 +86,7 @@ def test_controls_with_a_judge_that_rewards_fit(
         ["fake-judge"],
         [ctl],
         [main],
-        stats=replace(default_settings().stats, n_boot=100, ci_method=CiMethod.percentile),
-        seed=1,
+        stats=stats_settings(n_boot=100, seed=1),
     )
     recs = {r.key: r.value for r in records}
     assert recs["stage3.controls.position_consistency.fake-judge"] == 1.0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from analysis.settings import StagesConfig
 from analysis.stages.generation import relevant_attributes
@@ -16,6 +18,7 @@ from analysis.stages.mentions import (
     second_person_sentences,
     stem,
 )
+from tests.settings_defaults import stats_settings
 
 
 def test_sample_is_balanced_and_disjoint() -> None:
@@ -31,12 +34,26 @@ def test_config_thresholds_are_the_calibrated_ones(stages_cfg: StagesConfig) -> 
     assert acc >= 0.85
 
 
-def test_held_back_accuracy_is_reported(stages_cfg: StagesConfig) -> None:
+def test_held_back_accuracy_sensitivity_and_specificity_are_exact(
+    stages_cfg: StagesConfig,
+) -> None:
     cfg = stages_cfg.stage3.mentions
-    (rec,) = detector_records(cfg.lexical_threshold, cfg.embedding_threshold)
-    assert rec.key == "stage3.mentions.detector_accuracy" and rec.n == len(CHECK)
-    assert rec.value >= 0.8
-    assert "not used to choose" in rec.method
+    recs = {
+        r.key: r
+        for r in detector_records(cfg.lexical_threshold, cfg.embedding_threshold, stats_settings())
+    }
+    acc = recs["stage3.mentions.detector_accuracy"]
+    assert acc.n == len(CHECK) and acc.value >= 0.8 and "not used to choose" in acc.method
+    mentioned = sum(c.mentioned for c in CHECK)
+    sens = recs["stage3.mentions.detector_sensitivity"]
+    spec = recs["stage3.mentions.detector_specificity"]
+    assert (sens.n, spec.n) == (mentioned, len(CHECK) - mentioned)
+    for rec in recs.values():  # independent cases, few: Clopper-Pearson on them
+        k = rec.extra["hits"]
+        assert (rec.ci_low, rec.ci_high) == pytest.approx(
+            proportion_confint(k, rec.n, method="beta")
+        )
+        assert rec.extra["exact"] is True and "design check_cases: cases" in rec.method
 
 
 def test_helpers() -> None:

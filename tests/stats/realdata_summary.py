@@ -16,12 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import REPO_ROOT
-from analysis.stats.study_common import StatsSettings
+from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
 from analysis.workflow_config import compose_config, subtree
-
-#: a rule-style test config -> the typed settings the statistics take (as a rule script does)
-settings = StatsSettings.from_rule_params
 
 DEFAULT_ROOT = REPO_ROOT.parent / "shared" / "data" / "annotation-tool"
 
@@ -40,7 +37,7 @@ def fmt(rec, pct: bool = False) -> str:
 def main(argv: list[str]) -> int:
     root = Path(argv[0]) if argv else DEFAULT_ROOT
     cfg = subtree(compose_config(["data=annotation_tool"]), "stats", "run.seed")
-    result = stage2_statistics(load_votes(root), settings(cfg))
+    result = stage2_statistics(load_votes(root), StatsSettings.from_rule_params(cfg))
     recs = {r.key: r for r in result.records}
     print(f"config: {cfg}\n")
     print("| key | value [95% CI] | n |")

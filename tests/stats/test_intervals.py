@@ -11,7 +11,6 @@ from scipy import stats
 from analysis.stats.intervals import (
     correlation_with_ci,
     fisher_z_interval,
-    proportion_with_ci,
     wilson_interval,
 )
 
@@ -32,13 +31,9 @@ def test_wilson_reproduces_newcombe_1998(k, n, low, high):
     assert (round(float(got_low), 4), round(float(got_high), 4)) == (low, high)
 
 
-def test_wilson_is_vectorized_and_proportion_with_ci_counts():
+def test_wilson_is_vectorized():
     low, high = wilson_interval(np.array([81, 15]), np.array([263, 148]))
     assert np.round(low, 4).tolist() == [0.2553, 0.0624]
-    ci = proportion_with_ci(np.r_[np.ones(81, bool), np.zeros(182, bool)])
-    assert ci.n == 263 and ci.level == 0.95 and ci.resamples is None
-    assert ci.value == pytest.approx(81 / 263)
-    assert round(ci.low, 4) == 0.2553 and round(ci.high, 4) == 0.3662
 
 
 def test_wilson_rejects_impossible_counts():
@@ -46,8 +41,6 @@ def test_wilson_rejects_impossible_counts():
         wilson_interval(0, 0)
     with pytest.raises(ValueError, match=r"\[0, n\]"):
         wilson_interval(5, 4)
-    with pytest.raises(ValueError, match="booleans"):
-        proportion_with_ci([0, 2, 1])
 
 
 def test_fisher_z_by_hand_and_against_scipy_pearson():

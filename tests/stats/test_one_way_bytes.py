@@ -6,7 +6,8 @@ inputs, computed with the code of commit c68ba5c (before the declared designs, t
 users x prompts resampling and the record maker). A design that resamples one factor must
 draw exactly those resamples for the same seed and clusters, so records whose design did not
 change keep their intervals to the last bit, and ``stats.design=one_way`` reproduces the
-intervals of earlier builds.
+intervals of earlier builds. (The engine's slow resampled-rows path, which only tests used,
+is gone, and with it its entry.)
 """
 
 from __future__ import annotations
@@ -21,15 +22,17 @@ import pandas as pd
 import pytest
 
 from analysis.stats import bootstrap as bs
-from analysis.stats.study_common import ClusterResamples, StatsSettings
+from analysis.stats.records import percentile_bounds, read_interval
+from analysis.stats.records import resample_p_value as p_value
+from analysis.stats.resampling import Units, agreement, plan, spearman, weighted_rows
+from analysis.stats.settings import StatsSettings
 from analysis.stats.weighted_bootstrap import (
-    bootstrap as weighted,
-)
-from analysis.stats.weighted_bootstrap import (
+    evaluate_counts,
     weighted_difference,
     weighted_prf,
     weighted_spearman,
 )
+from tests.settings_defaults import stats_settings
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "one_way_bytes.json").read_text())
 
@@ -45,7 +48,11 @@ def digest(*arrays: Any) -> str:
 
 
 def bounds(res: Any, method: str = "percentile") -> list[str]:
-    return [repr(float(x)) for x in np.ravel(res.interval(0.95, method))]
+    return [repr(float(x)) for x in np.ravel(percentile_bounds(res, 0.95, method))]
+
+
+def one_way(n_boot: int, seed: int, ci_method: str = "percentile") -> StatsSettings:
+    return stats_settings(design="one_way", n_boot=n_boot, seed=seed, ci_method=ci_method)
 
 
 def summary(res: Any) -> dict[str, Any]:
@@ -126,20 +133,8 @@ def test_stratified_totals_bca_and_p(data: dict[str, Any]) -> None:
     )
     expected = dict(EXPECTED["totals_strata"])
     assert bounds(res, "bca") == expected.pop("bca")
-    assert repr(bs.resample_p_value(res, 0.3)) == expected.pop("p_value")
+    assert repr(p_value(res, 0.3)) == expected.pop("p_value")
     assert summary(res) == expected
-
-
-def test_rows_path(data: dict[str, Any]) -> None:
-    res = bs.bootstrap_statistic(
-        data["values"][:, 2],
-        np.median,
-        clusters=data["clusters"],
-        n_boot=200,
-        seed=5,
-        statistic_of="rows",
-    )
-    assert summary(res) == EXPECTED["rows"]
 
 
 def test_pairwise_kappa_matrix_and_group_means(data: dict[str, Any]) -> None:
@@ -153,15 +148,18 @@ def test_pairwise_kappa_matrix_and_group_means(data: dict[str, Any]) -> None:
     stratified = bs.bootstrap_pairwise_kappa(long, min_shared=10, strata="source", **common)
     for key, res in stratified.group_means.items():
         assert summary(res) == EXPECTED[f"kappa_strata_{key}"], key
-    alpha = bs.bootstrap_agreement(
-        long[long["rater"].str.startswith("h")],
-        "krippendorff_alpha",
-        cluster="cluster",
-        n_boot=300,
-        seed=3,
-        strata="source",
+    # the one-way plan of a stage-1 design: users within sources, through the additive form
+    humans = long[long["rater"].str.startswith("h")].rename(columns={"cluster": "users"})
+    units = Units(
+        n=len(humans),
+        users=humans["users"].to_numpy(dtype=object),
+        strata=humans["source"].rename("source").reset_index(drop=True),
     )
-    assert summary(alpha) == EXPECTED["alpha"]
+    alpha = agreement(
+        plan(one_way(300, 3, "bca"), "attribute_judgments", units), humans, "krippendorff_alpha"
+    )
+    (part,) = alpha.parts
+    assert summary(part) == EXPECTED["alpha"]
 
 
 @pytest.mark.parametrize("name", ["prf", "spearman", "diff"])
@@ -172,29 +170,24 @@ def test_weighted_rows(data: dict[str, Any], name: str) -> None:
         "spearman": weighted_spearman(data["score"], data["values"][:, 2]),
         "diff": weighted_difference(weighted_prf(y, pred, "f1"), weighted_prf(y, ~pred, "f1")),
     }[name]
-    est = weighted(stat, data["clusters"], unit="user", n_boot=400, seed=9)
-    assert est is not None and est.resamples is not None
+    settings = one_way(400, 9)
+    units = Units(n=data["n"], users=data["clusters"])
+    res = weighted_rows(plan(settings, "relevance_items", units), stat, data["n"], evaluate_counts)
+    (part,) = res.parts
+    iv = read_interval(res, settings, None, data["n"]).interval
     got = {
-        "replicates": digest(est.resamples.replicates),
-        "weights_digest": est.resamples.weights_digest,
-        "ci": [repr(est.low), repr(est.high)],
-        "value": repr(est.value),
+        "replicates": digest(part.replicates),
+        "weights_digest": part.weights_digest,
+        "ci": [repr(iv.low), repr(iv.high)],
+        "value": repr(iv.value),
     }
     assert got == EXPECTED[f"weighted_{name}"]
 
 
 def test_cluster_spearman(data: dict[str, Any]) -> None:
-    settings = StatsSettings.from_rule_params(
-        {
-            "n_boot": 300,
-            "ci_level": 0.95,
-            "ci_method": "bca",
-            "cluster": "user",
-            "multiple_comparisons": "holm",
-            "min_shared_items": 1,
-            "seed": 4,
-        }
-    )
-    resamples = ClusterResamples.draw(data["clusters"], data["n"], settings, "users")
-    res = resamples.spearman(data["values"][:, 2], data["score"], np.arange(data["n"]), True)
-    assert summary(res) == EXPECTED["cluster_spearman"]
+    units = Units(n=data["n"], users=data["clusters"])
+    design = plan(one_way(300, 4, "bca"), "rating_models", units)
+    rows = np.arange(data["n"])
+    res = spearman(design, data["values"][:, 2], data["score"], rows, data["n"])
+    (part,) = res.parts
+    assert summary(part) == EXPECTED["cluster_spearman"]

@@ -1,26 +1,125 @@
 """p-values that match their intervals: the resample p, the exact permutation p, the one
-leave-one-out reference, and the agreement of every record's p-value with its interval."""
+leave-one-out reference, the agreement of every record's p-value with its interval, no
+p-value at the resampling floor printed as a value, and every interval from its declared
+design."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic, resample_p_value
+from analysis.stats.bootstrap import BootstrapResult, bootstrap_statistic
 from analysis.stats.intervals import exact_permutation_attainable, exact_permutation_p
-from analysis.stats.study_common import (
-    DISAGREEMENT_EXPLAINED,
-    leave_one_out_majority,
-    p_interval_disagreement,
-)
+from analysis.stats.records import DISAGREEMENT_EXPLAINED, percentile_bounds, resample_p_value
+from analysis.stats.study_common import leave_one_out_majority
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEVEL = re.compile(r"(\d+(?:\.\d+)?)% CI")
+RESAMPLES = re.compile(r"smaller share of the (\d+) resamples")
+
+
+def p_interval_disagreement(record: Mapping[str, Any], level: float) -> str | None:
+    """Why a record's unadjusted p-value and its interval disagree, or None when they agree.
+
+    For a record (a ``numbers.json`` entry) with an interval and ``extra.p_value`` of
+    ``extra.null``: "p < 1 - level" must equal "the interval excludes the null", unless the
+    method says the two come from different methods and :data:`DISAGREEMENT_EXPLAINED`.
+    A p-value without its null is itself reported (the record must say what it tested).
+    """
+    extra = record.get("extra") or {}
+    p = extra.get("p_value")
+    if p is None:
+        return None
+    if extra.get("null") is None:
+        return f"p_value {p} without extra.null"
+    low, high = record.get("ci_low"), record.get("ci_high")
+    if low is None or high is None:
+        return None
+    null = float(extra["null"])
+    significant = float(p) < 1.0 - level
+    excludes = null < float(low) or null > float(high)
+    if significant == excludes or DISAGREEMENT_EXPLAINED in str(record.get("method", "")):
+        return None
+    return (
+        f"p = {float(p):.4g} {'<' if significant else '>='} {1.0 - level:.2g} but the interval "
+        f"[{float(low):.4g}, {float(high):.4g}] {'excludes' if excludes else 'contains'} {null:g}"
+    )
+
+
+def floors_printed_as_values(numbers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Records whose resample p-value sits at the floor 1/B without saying it is a bound."""
+    out = []
+    for key, rec in numbers.items():
+        extra = rec.get("extra") or {}
+        found = RESAMPLES.search(str(extra.get("test", "")))
+        if extra.get("p_value") is None or not found:
+            continue
+        at_floor = extra["p_value"] <= 1.0 / int(found.group(1)) + 1e-15
+        if at_floor != bool(extra.get("p_value_is_upper_bound")):
+            out.append(f"{key}: p = {extra['p_value']} of {found.group(1)} resamples")
+    return out
+
+
+def zero_width_intervals(numbers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Records printing an interval of width zero that is not exact."""
+    return [
+        key
+        for key, rec in numbers.items()
+        if rec.get("ci_low") is not None
+        and rec["ci_low"] == rec["ci_high"]
+        and not (rec.get("extra") or {}).get("exact")
+    ]
+
+
+#: designs that resample the annotators (every statement about people)
+PEOPLE_DESIGNS = ("attribute_judgments", "relevance_people", "rating_people")
+#: records that are statements about people, and the users x prompts statements against the
+#: majority label (key pattern -> the designs they must carry)
+DECLARED = {
+    r"^stage1\.(acceptance_rate|flags\.share|problematic_gap|kappa\.human|alpha|ceiling)": (
+        "attribute_judgments",
+    ),
+    r"^stage2\.[^.]+\.(kappa\.human_|kappa_diff\.|ceiling\.|vs_rest\.|relevance_rate\.human$)": (
+        "relevance_people",
+    ),
+    r"^stage2\.[^.]+\.over_selection\.": ("relevance_items",),
+    r"^stage3\.(judge_minus_human|judge_better_share_minus_human|mention_delta\.human$"
+    r"|mean_rating|no_better_share|human_better_share|ceiling)": ("rating_people",),
+}
+
+
+def design_problems(numbers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Records whose interval does not come from their declared design.
+
+    Every record with an interval (or "not estimable") names its design in its method, bar
+    the validation records (Monte Carlo intervals over simulated worlds); the statements
+    about people carry a design that resamples the annotators (and the method says how many
+    annotators when the data hold several), over-selection the users x prompts design.
+    """
+    out = []
+    for key, rec in numbers.items():
+        has_interval = rec.get("ci_low") is not None or rec.get("text") == "not estimable"
+        if not has_interval or key.startswith("validation."):
+            continue
+        method = str(rec.get("method", ""))
+        design = (rec.get("extra") or {}).get("design")
+        if design is None or f"design {design}:" not in method:
+            out.append(f"{key}: no declared design in its method")
+            continue
+        for pattern, designs in DECLARED.items():
+            if re.search(pattern, key) and design not in designs:
+                out.append(f"{key}: design {design}, expected one of {designs}")
+        if design in PEOPLE_DESIGNS and "random" in method and "annotators (" not in method:
+            if "a single level of annotators" not in method:
+                out.append(f"{key}: a statement about people without its annotators")
+    return out
 
 
 def result_of(replicates: list[float]) -> BootstrapResult:
@@ -139,10 +238,11 @@ def test_resample_p_agrees_with_percentile_interval_on_synthetic_data() -> None:
             np.column_stack([d, np.ones_like(d)]),
             lambda t: t[:, 0] / t[:, 1],
             clusters=users,
+            cluster_name="users",
             n_boot=999,
             seed=trial,
         )
-        low, high = res.interval(0.95, "percentile")
+        low, high = percentile_bounds(res, 0.95, "percentile")
         rec = {
             "ci_low": float(low),
             "ci_high": float(high),
@@ -168,9 +268,14 @@ def numbers_disagreements(numbers: dict) -> list[str]:
 
 @pytest.mark.slow
 def test_bundled_build_p_values_agree_with_intervals(bundled_build: Path) -> None:
-    """Over every record of the session's fresh bundled build."""
+    """Over every record of the session's fresh bundled build: p-values and intervals agree,
+    no floor is printed as a value, no interval has width zero unless it is exact, and every
+    interval comes from its declared design (people's statements resample annotators)."""
     path = bundled_build / "results/bundled/numbers.json"
     numbers = json.loads(path.read_text())
     tested = [k for k, r in numbers.items() if (r.get("extra") or {}).get("p_value") is not None]
     assert tested, "the bundled build has no record with a p-value"
     assert numbers_disagreements(numbers) == []
+    assert floors_printed_as_values(numbers) == []
+    assert zero_width_intervals(numbers) == []
+    assert design_problems(numbers) == []

@@ -11,26 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from analysis.stats.study_common import StatsSettings
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
+from tests.settings_defaults import stats_settings
 from tests.stats.realdata_frames import relevance_votes
-
-#: a rule-style test config -> the typed settings the statistics take (as a rule script does)
-settings = StatsSettings.from_rule_params
 
 pytestmark = pytest.mark.realdata
 
-CFG = {
-    "stats": {
-        "n_boot": 1000,
-        "ci_level": 0.95,
-        "ci_method": "percentile",
-        "cluster": "user",
-        "multiple_comparisons": "holm",
-        "min_shared_items": 20,  # as config/stats/default.yaml
-    },
-    "run.seed": 20260601,
-}
+#: the configured statistics (stats.min_shared_items 20 among them), with fewer resamples
+SETTINGS = stats_settings(n_boot=1000, seed=20260601)
 FINAL_MODELS = ("gemma-4-31b-it", "gpt-5.4")
 PILOT_HUMANS = {"Jiarui", "Lechen", "Lechen2", "Tal", "Xiuzhu"}
 PILOT_MODELS = {"claude-sonnet-4-6", "gemma-4-31b-it", "gpt-5.4", "llama-3.3-70b-instruct"}
@@ -39,7 +27,7 @@ PILOT_MODELS = {"claude-sonnet-4-6", "gemma-4-31b-it", "gpt-5.4", "llama-3.3-70b
 @pytest.fixture(scope="module")
 def real(real_data_root: Path):
     votes = relevance_votes(real_data_root)
-    result = stage2_statistics(votes, settings(CFG))
+    result = stage2_statistics(votes, SETTINGS)
     return {r.key: r for r in result.records}, kappa_matrix_table(result)
 
 
@@ -114,7 +102,7 @@ def test_adapter_tables_give_the_same_numbers(real, real_data_root: Path) -> Non
     votes = adapter.read_annotation_tool(real_data_root).tables["relevance_votes"]
     votes = votes[votes["round"].isin(["final", "pilot"])]
     recs, _ = real
-    again = {r.key: r for r in stage2_statistics(votes, settings(CFG)).records}
+    again = {r.key: r for r in stage2_statistics(votes, SETTINGS).records}
     assert set(again) == set(recs)
     for key, rec in recs.items():
         assert again[key].value == pytest.approx(rec.value), key

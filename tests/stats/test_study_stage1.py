@@ -8,11 +8,27 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.stats.study_common import StatsSettings, StudyDataError
-from analysis.stats.study_stage1 import stage1_records
+from analysis.stats.intervals import clopper_pearson
+from analysis.stats.records import NOT_ESTIMABLE
+from analysis.stats.resampling import plan
+from analysis.stats.settings import StatsSettings
+from analysis.stats.study_common import StudyDataError
+from analysis.stats.study_stage1 import (
+    JUDGMENTS,
+    _judgments,
+    acceptance_rates,
+    flagged_attribute_shares,
+    judgment_units,
+    stage1_records,
+)
+from tests.settings_defaults import stats_settings
+
 
 #: a rule-style test config -> the typed settings the statistics take (as a rule script does)
-settings = StatsSettings.from_rule_params
+def settings(cfg: dict) -> StatsSettings:
+    """A rule-style test config as the typed settings the statistics take."""
+    return stats_settings(**cfg)
+
 
 CFG = {
     "n_boot": 300,
@@ -20,6 +36,7 @@ CFG = {
     "ci_method": "percentile",
     "cluster": "user",
     "multiple_comparisons": "holm",
+    "design": "one_way",  # the hand-checked values; the declared designs: test_resampling
     "min_shared_items": 1,  # tiny fixtures: every pair that meets
     "seed": 11,
 }
@@ -93,7 +110,9 @@ def test_problematic_gap(recs: dict) -> None:
     gap = recs["stage1.problematic_gap_real_vs_synthetic"]
     assert gap.value == pytest.approx((1 - 4 / 12) - (1 - 10 / 12))
     assert gap.extra["problematic_real"] == pytest.approx(8 / 12)
-    assert gap.ci_low <= gap.value <= gap.ci_high
+    # the two users of each kind accept alike here: every resample gives the same gap, so it
+    # is not estimable (no interval of width zero); its test is the family of one
+    assert gap.ci_low is None and gap.text == NOT_ESTIMABLE and "p_value" not in gap.extra
 
 
 def test_human_agreement(recs: dict) -> None:
@@ -128,8 +147,11 @@ def test_records_are_complete(recs: dict) -> None:
     for key, rec in recs.items():
         assert rec.code.startswith("analysis.stats.study_stage1:"), key
         assert rec.extra["round"] == "final"
-        assert "cluster bootstrap over users (4), B=300" in rec.method, key
-        assert rec.seed == 11
+        assert "design one-way" in rec.method and rec.seed == 11, key
+        if key.startswith("stage1.acceptance_rate."):  # shares of 4 users: exact
+            assert "Clopper-Pearson (exact)" in rec.method and rec.extra["exact"], key
+        elif rec.text is None:
+            assert "cluster bootstrap over users (4), B=300" in rec.method, key
 
 
 def test_keys_absent_without_verifier_or_second_kind() -> None:
@@ -214,8 +236,8 @@ def test_flag_reason_shares_by_hand() -> None:
         assert rec.extra["counts"] == flags["flag_reason"].value_counts().to_dict()
     total = sum(recs[f"stage1.flags.share.{r}"].value for r in REASONS)
     assert total == pytest.approx(1.0)
-    # flags are resampled with their users like the acceptance rates
-    assert "cluster bootstrap over users (4)" in recs["stage1.flags.share.other"].method
+    # flags are shares of the design's users like the acceptance rates (4: exact)
+    assert "the design's variance, 4 units" in recs["stage1.flags.share.other"].method
 
 
 def test_flagged_attributes_are_counted_by_attribute() -> None:
@@ -243,6 +265,26 @@ def test_flagged_attributes_are_counted_by_attribute() -> None:
         != pytest.approx(recs[f"stage1.flags.share.{r}"].value)
         for r in REASONS
     )
+
+
+def test_deleting_an_annotator_reweighs_the_other_flags_of_its_attributes() -> None:
+    """The declared design's annotator deletions of the attribute shares are the shares
+    recomputed without that annotator (its flags gone, the others' re-weighed)."""
+    frame = with_reasons(judgments())
+    df, round_name = _judgments(frame, USERS)
+    human = df[df["rater_kind"] == "human"].reset_index(drop=True)
+    people = plan(stats_settings(n_boot=50), JUDGMENTS, judgment_units(human))
+    assert people.annotators
+    shares, _ = flagged_attribute_shares(human, round_name, people)
+    for stat in shares:
+        part = next(p for p in stat.estimate.parts if p.cluster == "annotators")
+        for i, rater in enumerate(people.annotators):
+            rest = human[human["rater"] != rater].reset_index(drop=True)
+            again, _ = flagged_attribute_shares(
+                rest, round_name, plan(stats_settings(n_boot=50), JUDGMENTS, judgment_units(rest))
+            )
+            want = next(a for a in again if a.key == stat.key).estimate.estimate
+            assert part.jackknife[i] == pytest.approx(float(want)), (stat.key, rater)
 
 
 def test_flags_without_a_reason_are_counted_not_guessed() -> None:
@@ -304,9 +346,16 @@ def test_resamples_keep_each_source_s_number_of_users() -> None:
         for k in range(2)
         for rater in "AB"
     ]
-    recs = {r.key: r for r in stage1_records(pd.DataFrame(rows), users, settings(CFG))}
+    frame = pd.DataFrame(rows)
+    recs = {r.key: r for r in stage1_records(frame, users, settings(CFG))}
     overall = recs["stage1.acceptance_rate.overall"]
     assert overall.value == 0.5
-    assert overall.ci_low == overall.ci_high == 0.5
-    assert "within the 2 strata of source (Rao-Wu)" in overall.method
-    assert "within the 2 strata of source (Rao-Wu)" in recs["stage1.kappa.human_human"].method
+    # a share that never moves is exact on the design's six users, not the point
+    assert (overall.ci_low, overall.ci_high) == pytest.approx(clopper_pearson(3, 6))
+    assert "users (6) within the 2 strata of source" in recs["stage1.kappa.human_human"].method
+    human, _ = _judgments(frame, users)
+    (statistic, *_) = acceptance_rates(
+        human, "final", plan(settings(CFG), JUDGMENTS, judgment_units(human))
+    )
+    (part,) = statistic.estimate.parts
+    assert part.stratified_by == "source" and np.all(part.replicates == 0.5)

@@ -9,11 +9,17 @@ from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall
 from statsmodels.stats.multitest import multipletests
 
 from analysis.stats.bootstrap import resample_counts
-from analysis.stats.study_common import StatsSettings, StudyDataError
+from analysis.stats.settings import StatsSettings
+from analysis.stats.study_common import StudyDataError
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_records, stage2_statistics
+from tests.settings_defaults import stats_settings
+
 
 #: a rule-style test config -> the typed settings the statistics take (as a rule script does)
-settings = StatsSettings.from_rule_params
+def settings(cfg: dict) -> StatsSettings:
+    """A rule-style test config as the typed settings the statistics take."""
+    return stats_settings(**cfg)
+
 
 CFG = {
     "n_boot": 400,
@@ -21,6 +27,7 @@ CFG = {
     "ci_method": "percentile",
     "cluster": "user",
     "multiple_comparisons": "holm",
+    "design": "one_way",  # the hand-checked values; the declared designs: test_resampling
     "min_shared_items": 1,  # tiny fixtures: every pair that meets
     "seed": 7,
 }
@@ -93,7 +100,8 @@ def test_over_selection_and_resample_test_holm(final: dict) -> None:
     # <= 1, so p is floored at 1/B. M2's is 2, 1.5 or 1: p = 2 * share of "u2 twice".
     counts = resample_counts(2, CFG["n_boot"], CFG["seed"])
     assert m1.extra["p_value"] == pytest.approx(1 / CFG["n_boot"])
-    assert m1.extra["null"] == 1.0 and "resample p" in m1.extra["test"]
+    assert m1.extra["p_value_is_upper_bound"] is True  # printed "< 1/B"
+    assert m1.extra["null"] == 1.0 and "same resamples" in m1.extra["test"]
     assert m1.extra["model_yes_majority_no"] == 3 and m1.extra["model_no_majority_yes"] == 0
     assert m2.extra["p_value"] == pytest.approx(2 * np.mean(counts[:, 1] == 2))
     # Holm over the two p-values
@@ -101,6 +109,8 @@ def test_over_selection_and_resample_test_holm(final: dict) -> None:
     assert [m1.extra["p_adjusted"], m2.extra["p_adjusted"]] == pytest.approx(list(holm))
     assert m1.extra["correction"] == "holm" and "McNemar" not in m1.method
     assert "same resamples as the interval" in m1.method
+    assert m1.extra["family"] == "over_selection"
+    assert m1.extra["family_members"] == ["stage2.final.over_selection.M1", m2.key]
     assert final["stage2.final.over_selection.mean_model"].value == pytest.approx(2.0)
 
 
@@ -274,7 +284,9 @@ def test_kappa_matrix_table() -> None:
     assert cell["kappa"] == pytest.approx(cohen_kappa_score(col("A"), col("M1")))
     assert cell["kind_a"] == "human" and cell["kind_b"] == "model" and cell["n_items"] == 6
     assert list(table.drop_duplicates("rater_a")["rater_a"]) == ["A", "B", "C", "M1", "M2"]
-    assert (table["ci_low"] <= table["kappa"] + 1e-12).all()
+    # cells whose kappa never moves (or is undefined) have no interval; the others hold it
+    has = table["ci_low"].notna()
+    assert (table.loc[has, "ci_low"] <= table.loc[has, "kappa"] + 1e-12).all()
     empty = kappa_matrix_table(
         stage2_statistics(votes_frame()[lambda d: d.rater == "M1"], settings(CFG))
     )
@@ -296,23 +308,19 @@ def test_deterministic_and_seeded() -> None:
     assert all(r.seed == 8 for r in c2)
 
 
-def test_item_clusters_use_wilson_for_rates() -> None:
+def test_item_clusters_and_shares_on_few_units() -> None:
     recs = by_key(stage2_records(votes_frame(), settings({**CFG, "cluster": "item"})))
     rate = recs["stage2.final.relevance_rate.human_majority"]
-    assert "Wilson" in rate.method
-    assert rate.ci_low == pytest.approx(0.0968, abs=1e-3)  # Wilson 95% of 2/6
-    assert "cluster bootstrap over items (6)" in recs["stage2.final.kappa.human_human"].method
+    # a share on six items: exact (Clopper-Pearson) on the design's units
+    assert "Clopper-Pearson (exact)" in rate.method and rate.extra["exact"] is True
+    assert "items (6) resampled alone" in recs["stage2.final.kappa.human_human"].method
 
 
-def test_nested_rule_config_and_bad_config() -> None:
-    nested = {"stats": {k: v for k, v in CFG.items() if k != "seed"}, "run.seed": 7}
-    assert [r.value for r in stage2_records(votes_frame(), settings(nested))] == [
-        r.value for r in stage2_records(votes_frame(), settings(CFG))
-    ]
-    with pytest.raises(ValueError, match="unknown statistics config keys"):
-        stage2_records(votes_frame(), settings({**CFG, "n_bootstrap": 5}))
+def test_bad_config() -> None:
+    with pytest.raises(TypeError, match="unknown statistics settings"):
+        settings({**CFG, "n_bootstrap": 5})
     with pytest.raises(ValueError, match="stats.cluster"):
-        stage2_records(votes_frame(), settings({**CFG, "cluster": "attribute"}))
+        settings({**CFG, "cluster": "attribute"})
 
 
 def test_bad_input_names_table_row_and_field() -> None:
@@ -371,11 +379,7 @@ def test_bundled_size_gives_every_record() -> None:
 def test_caveated_model_is_reported_but_not_averaged() -> None:
     """A model with a configured caveat keeps its own records (with the caveat) but stays out
     of the group means and the mean over models; the matrix marks its cells."""
-    cfg = {
-        "stats": {k: v for k, v in CFG.items() if k != "seed"},
-        "run.seed": 7,
-        "stages.caveats": {"M2": "near-random test model"},
-    }
+    cfg = {**CFG, "caveats": {"M2": "near-random test model"}}
     result = stage2_statistics(votes_frame(), settings(cfg))
     recs = by_key(result.records)
     assert recs["stage2.final.kappa_vs_majority.M2"].extra["caveat"] == "near-random test model"
@@ -386,7 +390,10 @@ def test_caveated_model_is_reported_but_not_averaged() -> None:
     assert "left out" in recs["stage2.final.kappa.human_model"].method
     assert recs["stage2.final.over_selection.mean_model"].value == pytest.approx(2.5)
     # the Holm family still holds every tested model
-    assert recs["stage2.final.over_selection.M1"].extra["family"] == ["M1", "M2"]
+    assert recs["stage2.final.over_selection.M1"].extra["family_members"] == [
+        "stage2.final.over_selection.M1",
+        "stage2.final.over_selection.M2",
+    ]
     table = kappa_matrix_table(result)
     assert not table.loc[table["rater_a"] == "M2", "in_group_means"].any()
     assert table.loc[(table["rater_a"] == "A") & (table["rater_b"] == "M1"), "in_group_means"].all()

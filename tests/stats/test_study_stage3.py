@@ -9,17 +9,19 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from analysis.stats.bootstrap import resample_counts
-from analysis.stats.study_common import (
-    StatsSettings,
-    StudyDataError,
-    spearman_from_tables,
-)
+from analysis.stats.records import make_records
+from analysis.stats.resampling import spearman_from_tables
+from analysis.stats.settings import StatsSettings
+from analysis.stats.study_common import StudyDataError
 from analysis.stats.study_stage3 import mention_habit_vs_bias, stage3_records
 from analysis.stats.weighted_bootstrap import weighted_spearman
 from tests.settings_defaults import stats_settings
 
-#: a rule-style test config -> the typed settings the statistics take (as a rule script does)
-settings = StatsSettings.from_rule_params
+
+def settings(cfg: dict) -> StatsSettings:
+    """A rule-style test config as the typed settings the statistics take."""
+    return stats_settings(**cfg)
+
 
 CFG = {
     "n_boot": 300,
@@ -27,6 +29,7 @@ CFG = {
     "ci_method": "percentile",
     "cluster": "user",
     "multiple_comparisons": "holm",
+    "design": "one_way",  # the hand-checked values; the declared designs: test_resampling
     "min_shared_items": 1,  # tiny fixtures: every pair that meets
     "seed": 5,
 }
@@ -180,7 +183,7 @@ def test_habit_vs_bias_across_models() -> None:
     settings = stats_settings(seed=1)
     rates = {"m1": 0.05, "m2": 0.2, "m3": 0.4, "m4": 0.5, "m5": 0.7}
     deltas = {"m1": -0.39, "m2": 0.1, "m3": 0.2, "m4": 0.5, "m5": 0.4, "judge-only": 1.0}
-    (rec,) = mention_habit_vs_bias(rates, deltas, settings)
+    (rec,) = make_records(mention_habit_vs_bias(rates, deltas, settings), settings)
     x = [rates[m] for m in sorted(rates)]
     y = [deltas[m] for m in sorted(rates)]
     assert rec.value == pytest.approx(stats.spearmanr(x, y).statistic)  # 0.9
@@ -192,7 +195,9 @@ def test_habit_vs_bias_across_models() -> None:
     assert rec.extra["p_value_t_approximation"] == pytest.approx(stats.spearmanr(x, y).pvalue)
     assert "approximate" in rec.method and "can disagree" in rec.method
     # four models: descriptive (an approximate interval, no p-value); three: nothing
-    (four,) = mention_habit_vs_bias(dict(list(rates.items())[:4]), deltas, settings)
+    (four,) = make_records(
+        mention_habit_vs_bias(dict(list(rates.items())[:4]), deltas, settings), settings
+    )
     assert "p_value" not in four.extra and four.extra["descriptive"] is True
     assert "no test" in four.method
     assert mention_habit_vs_bias(dict(list(rates.items())[:3]), deltas, settings) == []
@@ -241,8 +246,8 @@ def test_vectorized_spearman_equals_scipy_on_resamples() -> None:
 def test_habit_vs_bias_leaves_out_caveated_models() -> None:
     rates = {"m1": 0.05, "m2": 0.2, "m3": 0.4, "m4": 0.5, "m5": 0.7}
     deltas = {"m1": -0.39, "m2": 0.1, "m3": 0.2, "m4": 0.5, "m5": 0.4}
-    settings = stats_settings(seed=1, caveats=(("m5", "toy model"),))
-    (rec,) = mention_habit_vs_bias(rates, deltas, settings)
+    settings = stats_settings(seed=1, caveats={"m5": "toy model"})
+    (rec,) = make_records(mention_habit_vs_bias(rates, deltas, settings), settings)
     assert rec.n == 4 and rec.extra["excluded_models"] == ["m5"]
     assert rec.value == pytest.approx(
         stats.spearmanr([0.05, 0.2, 0.4, 0.5], [-0.39, 0.1, 0.2, 0.5]).statistic
@@ -300,7 +305,7 @@ def test_ceiling_leave_one_out_equals_the_raters_matrix() -> None:
     counts) and a rating of a slot outside ``slots``: each rater's rho is the one of the
     old dense computation (nanmean over the other columns).
     """
-    from analysis.stats.study_stage3 import SLOT, rank_agreement
+    from analysis.stats.study_stage3 import SLOT, HumanRatings, rank_agreement
 
     rng = np.random.default_rng(7)
     n_slots, raters = 40, [f"h{i:02d}" for i in range(12)]
@@ -322,8 +327,10 @@ def test_ceiling_leave_one_out_equals_the_raters_matrix() -> None:
     rows.append({**rows[1], "rating": np.nan})
     rows.append({**rows[2], "prompt_id": "elsewhere"})
     df = pd.DataFrame(rows).assign(rater_kind="human")
-    slots = slots.assign(human=0.0, user=slots["user_id"])
-    (rec,) = rank_agreement(df, slots, [], "final", stats_settings(seed=2), "user")
+    slots = slots.assign(human=0.0)
+    settings = stats_settings(seed=2)
+    hr = HumanRatings.of(df, slots)
+    (rec,) = make_records(rank_agreement(df, slots, [], "final", settings, hr), settings)
     wide = (
         df.drop(df.index[-3])
         .pivot_table(index=list(SLOT), columns="rater", values="rating", aggfunc="first")

@@ -15,9 +15,14 @@ from sklearn.metrics import (
 )
 
 from analysis.stats import weighted_bootstrap
+from analysis.stats.bootstrap import BootstrapResult
+from analysis.stats.intervals import Interval
+from analysis.stats.records import read_interval
+from analysis.stats.resampling import Units, plan, weighted_rows
 from analysis.stats.weighted_bootstrap import (
-    bootstrap,
+    Statistic,
     choose_unit,
+    evaluate_counts,
     resamples_per_chunk,
     weighted_auroc,
     weighted_difference,
@@ -27,6 +32,7 @@ from analysis.stats.weighted_bootstrap import (
     weighted_ratio,
     weighted_spearman,
 )
+from tests.settings_defaults import stats_settings
 
 
 @pytest.fixture
@@ -72,6 +78,22 @@ def test_weighted_equals_expanded_data(data: dict[str, np.ndarray]) -> None:
         assert f1[b] == pytest.approx(f1_score(ye, pe))
 
 
+def bootstrap(
+    stat: Statistic, clusters: np.ndarray, n_boot: int, seed: int, method: str = "percentile"
+) -> tuple[BootstrapResult, Interval]:
+    """The one-way bootstrap of a statistic of weighted rows (users), and its interval."""
+    settings = stats_settings(design="one_way", n_boot=n_boot, seed=seed, ci_method=method)
+    labels = np.asarray(clusters).astype(str).astype(object)
+    res = weighted_rows(
+        plan(settings, "attribute_labels", Units(n=len(labels), users=labels)),
+        stat,
+        len(labels),
+        evaluate_counts,
+    )
+    (part,) = res.parts
+    return part, read_interval(res, settings, None, len(labels)).interval
+
+
 def test_undefined_is_nan_not_zero() -> None:
     y = np.array([True, True, False])
     W = np.array([[1.0, 1.0, 0.0]])  # no negatives drawn
@@ -82,38 +104,35 @@ def test_undefined_is_nan_not_zero() -> None:
 def test_bootstrap_is_seeded_and_brackets_the_estimate(data: dict[str, np.ndarray]) -> None:
     y, s = data["y"], data["score"]
     clusters = np.arange(len(y)) // 3
-    a = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
-    b = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
-    c = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=6)
+    pa, a = bootstrap(weighted_auroc(y, s), clusters, n_boot=300, seed=5)
+    _, b = bootstrap(weighted_auroc(y, s), clusters, n_boot=300, seed=5)
+    _, c = bootstrap(weighted_auroc(y, s), clusters, n_boot=300, seed=6)
     assert a == b and a != c
-    assert a is not None and a.low is not None and a.high is not None
+    assert a.low is not None and a.high is not None
     assert a.low <= a.value <= a.high and a.level == 0.95 and a.method == "percentile"
-    assert a.resamples is not None and a.resamples.n_clusters == 20 and a.n == len(y)
-    bca = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5, method="bca")
-    assert bca is not None and bca.low is not None and bca.value == a.value
+    assert pa.n_clusters == 20
+    _, bca = bootstrap(weighted_auroc(y, s), clusters, n_boot=300, seed=5, method="bca")
+    assert bca.low is not None and bca.value == a.value
 
 
 def test_jackknife_only_for_bca(data: dict[str, np.ndarray]) -> None:
     """Percentile intervals skip the G x n leave-one-cluster-out pass; BCa gets it, exact."""
     y, s = data["y"], data["score"]
     clusters = np.arange(len(y)) // 3
-    pct = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5)
-    bca = bootstrap(weighted_auroc(y, s), clusters, unit="user", n_boot=300, seed=5, method="bca")
-    assert pct is not None and pct.resamples is not None and pct.resamples.jackknife is None
-    assert bca is not None and bca.resamples is not None
-    assert np.array_equal(bca.resamples.replicates, pct.resamples.replicates)
-    jack = bca.resamples.jackknife
+    pct, _ = bootstrap(weighted_auroc(y, s), clusters, n_boot=300, seed=5)
+    bca, _ = bootstrap(weighted_auroc(y, s), clusters, n_boot=300, seed=5, method="bca")
+    assert pct.jackknife is None
+    assert np.array_equal(bca.replicates, pct.replicates)
+    jack = bca.jackknife
     assert jack is not None and jack.shape == (20,)
     keep = clusters.astype(str) != np.unique(clusters.astype(str))[4]  # clusters sort as text
     assert jack[4] == pytest.approx(roc_auc_score(y[keep], s[keep]))
 
 
-def test_bootstrap_of_undefined_statistic_is_none() -> None:
+def test_bootstrap_of_undefined_statistic_is_nan() -> None:
     y = np.zeros(10, dtype=bool)  # no positives: AUROC undefined -> the key stays absent
-    assert (
-        bootstrap(weighted_auroc(y, np.arange(10.0)), np.arange(10), unit="item", n_boot=50, seed=1)
-        is None
-    )
+    part, iv = bootstrap(weighted_auroc(y, np.arange(10.0)), np.arange(10), n_boot=50, seed=1)
+    assert np.isnan(part.estimate) and np.isnan(iv.value)
 
 
 def test_choose_unit_falls_back_when_too_few_clusters() -> None:
@@ -165,14 +184,10 @@ def test_sums_statistics_resample_on_clusters_bit_for_bit_as_on_rows(
     for name, stat in stats.items():
         on_rows = lambda W, stat=stat: stat(W)  # noqa: E731 - the generic row-weight path
         for method in ("percentile", "bca"):
-            fast = bootstrap(stat, clusters, unit="user", n_boot=300, seed=4, method=method)
-            slow = bootstrap(on_rows, clusters, unit="user", n_boot=300, seed=4, method=method)
-            assert fast is not None and slow is not None, name
-            assert fast.resamples is not None and slow.resamples is not None
-            assert np.array_equal(
-                fast.resamples.replicates, slow.resamples.replicates, equal_nan=True
-            ), name
-            assert (fast.value, fast.low, fast.high) == (slow.value, slow.low, slow.high), name
+            fast, f = bootstrap(stat, clusters, n_boot=300, seed=4, method=method)
+            slow, s_ = bootstrap(on_rows, clusters, n_boot=300, seed=4, method=method)
+            assert np.array_equal(fast.replicates, slow.replicates, equal_nan=True), name
+            assert (f.value, f.low, f.high) == (s_.value, s_.low, s_.high), name
 
 
 def test_chunks_are_bounded_by_cells_and_never_change_a_replicate(
@@ -191,13 +206,11 @@ def test_chunks_are_bounded_by_cells_and_never_change_a_replicate(
         "auroc": lambda: weighted_auroc(y, s),
     }
     for name, make in stats.items():
-        whole = bootstrap(make(), clusters, unit="user", n_boot=300, seed=8, method="bca")
+        whole, w = bootstrap(make(), clusters, n_boot=300, seed=8, method="bca")
         monkeypatch.setattr(weighted_bootstrap, "_MAX_WEIGHT_CELLS", 7 * len(y))
         assert resamples_per_chunk(len(y)) == 7
-        small = bootstrap(make(), clusters, unit="user", n_boot=300, seed=8, method="bca")
+        small, sm = bootstrap(make(), clusters, n_boot=300, seed=8, method="bca")
         monkeypatch.undo()
-        assert whole is not None and small is not None and whole.resamples is not None
-        assert small.resamples is not None
-        assert np.array_equal(whole.resamples.replicates, small.resamples.replicates), name
-        assert np.array_equal(whole.resamples.jackknife, small.resamples.jackknife), name
-        assert (whole.value, whole.low, whole.high) == (small.value, small.low, small.high), name
+        assert np.array_equal(whole.replicates, small.replicates), name
+        assert np.array_equal(whole.jackknife, small.jackknife), name
+        assert (w.value, w.low, w.high) == (sm.value, sm.low, sm.high), name

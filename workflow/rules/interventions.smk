@@ -9,6 +9,7 @@ rule attribute_verifier:
         attributes=results("tables/attributes.parquet"),
         conversations=results("tables/conversations.parquet"),
         judgments=results("stage1/attribute_judgments.parquet"),
+        users=results("tables/users.parquet"),
         attribute_embeddings=results("embeddings/attributes.parquet"),
         reason_embeddings=results("embeddings/reasons.parquet"),
     output:

@@ -63,7 +63,7 @@ rule explicit_mentions:
     resources:
         mem_mb=3000,
     params:
-        cfg=subtree(CFG, "stages.stage3.mentions"),
+        cfg=subtree(CFG, "stages.stage3.mentions", "stats", "run.seed"),
         code=code_hash("analysis.stages"),
     script:
         "../scripts/explicit_mentions.py"
@@ -89,11 +89,7 @@ rule control_ratings:
     params:
         cfg=subtree(CFG, "stats", "stages.caveats", "run.seed"),
         models=JUDGES,
-        code=code_hash(
-            "analysis.stages",
-            "analysis.stats.bootstrap",
-            "analysis.stats.control_effects",
-        ),
+        code=code_hash("analysis.stages", "analysis.stats.control_effects"),
     script:
         "../scripts/control_ratings.py"
 

@@ -1,9 +1,10 @@
 """Rule baseline_votes: BM25 and MiniLM baselines thresholded on dev prompts, scored on eval."""
 
 from analysis.provenance import write_records
-from analysis.settings import BaselinesConfig, RunConfig, StatsConfig, from_params
+from analysis.settings import BaselinesConfig, from_params
 from analysis.stages.baselines import baseline_step
 from analysis.stages.embeddings import read_embedding_table
+from analysis.stats.settings import StatsSettings
 from analysis.workflow_io import read, rule_logging, write
 
 with rule_logging(snakemake) as log:
@@ -17,8 +18,7 @@ with rule_logging(snakemake) as log:
         baselines=from_params(
             BaselinesConfig, cfg["stages.stage2.baselines"], "stages.stage2.baselines"
         ),
-        stats=from_params(StatsConfig, cfg["stats"], "stats"),
-        seed=from_params(RunConfig, {"seed": cfg["run.seed"]}, "run").seed,
+        stats=StatsSettings.from_rule_params(cfg),
     )
     write(table, snakemake.output.table)
     write_records(

@@ -1,8 +1,8 @@
 """Rule control_ratings: all judges' control ratings, position consistency and mean ratings."""
 
 from analysis.provenance import write_records
-from analysis.settings import RunConfig, StatsConfig, from_params
 from analysis.stages.controls import combine_controls
+from analysis.stats.settings import StatsSettings
 from analysis.workflow_io import read, rule_logging, write
 
 with rule_logging(snakemake) as log:
@@ -11,9 +11,7 @@ with rule_logging(snakemake) as log:
         snakemake.params.models,
         [read(p) for p in snakemake.input.controls],
         [read(p) for p in snakemake.input.judged],
-        stats=from_params(StatsConfig, cfg["stats"], "stats"),
-        seed=from_params(RunConfig, {"seed": cfg["run.seed"]}, "run").seed,
-        caveats=cfg["stages.caveats"],
+        stats=StatsSettings.from_rule_params(cfg),
     )
     write(table, snakemake.output.table)
     write_records(

@@ -3,6 +3,7 @@
 from analysis.provenance import write_records
 from analysis.stages.generation import relevant_attributes
 from analysis.stages.mentions import detector_records, mention_slots, mention_table
+from analysis.stats.settings import StatsSettings
 from analysis.workflow_io import read, rule_logging, write
 
 with rule_logging(snakemake) as log:
@@ -15,7 +16,11 @@ with rule_logging(snakemake) as log:
         slots, responses, attributes, cfg["lexical_threshold"], cfg["embedding_threshold"]
     )
     write(table, snakemake.output.table)
-    records = detector_records(cfg["lexical_threshold"], cfg["embedding_threshold"])
+    records = detector_records(
+        cfg["lexical_threshold"],
+        cfg["embedding_threshold"],
+        StatsSettings.from_rule_params(snakemake.params.cfg),
+    )
     write_records(
         records,
         snakemake.output.records,

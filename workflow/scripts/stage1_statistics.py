@@ -3,7 +3,7 @@
 import pandas as pd
 
 from analysis.provenance import write_records
-from analysis.stats.study_common import StatsSettings
+from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage1 import stage1_records
 from analysis.workflow_io import rule_logging
 

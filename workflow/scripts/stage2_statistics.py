@@ -3,7 +3,7 @@
 import pandas as pd
 
 from analysis.provenance import write_records
-from analysis.stats.study_common import StatsSettings
+from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
 from analysis.workflow_io import rule_logging
 

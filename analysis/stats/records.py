@@ -1,0 +1,664 @@
+"""The one record maker: settings -> design -> resamples -> interval -> p-value -> method -> Record.
+
+Every number the statistics report is made here, so every record states its interval, its
+test and its design in the same words and by the same rules, whichever stage computed it:
+
+* **Settings** (:class:`~analysis.stats.settings.StatsSettings`): the ``stats`` config
+  group, ``run.seed`` and the models' caveats, typed once per rule.
+* **Design and resamples** (:mod:`analysis.stats.resampling`): a statistic arrives as its
+  :class:`~analysis.stats.resampling.Resamples` under its declared design, or as an analytic
+  :class:`~analysis.stats.intervals.Interval` (a correlation across a handful of models).
+* **Interval** (:func:`read_interval`), one rule for every record, in this order:
+
+  1. A share at 0 or 1, or on fewer than :data:`MIN_UNITS` units of its design, gets the
+     Clopper-Pearson interval (exact: coverage at least the nominal level for every true
+     share, and a non-zero width at 0 and 1, where every resample is 0 or 1) on the design's
+     effective number of units: Korn and Graubard's (1998) ``n* = p (1 - p) / v`` with ``v``
+     the design's variance (at most the observations), or the design's units themselves at
+     0 or 1. Wilson's score interval was the alternative; it can under-cover at small n.
+  2. A design of one bootstrapped factor (at least ten levels) reads percentile or BCa
+     bounds off its resamples, as the one-factor bootstrap always has (BCa undefined: the
+     percentile interval, and the method says so).
+  3. Any other design (users and prompts crossed, annotators, a factor of fewer than ten
+     levels) adds its parts' variances (the cells' with a minus sign: Cameron, Gelbach and
+     Miller 2011; a negative sum falls back to the larger one-way variance) and reads a t
+     interval with Satterthwaite's degrees of freedom (each crossed pair of factors
+     ``min(levels) - 1`` or ``levels - strata``, annotators ``m - 1``), clipped to the
+     values the statistic can take (``Statistic.limits``: a share's 0 to 1, a kappa's -1
+     to 1), where a symmetric interval would reach past them.
+  4. Undefined resamples are dropped and counted; fewer than half defined, or no spread at
+     all (a constant rater's kappa is 0 on every resample), and the record states its value
+     as "not estimable" instead of printing an interval of width zero.
+
+* **p-value** from the same resamples or the same variance as the interval: the inverted
+  percentile interval (floored at ``1/B``, and then an upper bound: printed ``< 1/B``), or
+  the t test of the interval's variance; adjusted within its declared family
+  (``stats.families``) by ``stats.multiple_comparisons``, and an adjusted value that rests on
+  a floored p-value is an upper bound too (``< m/B`` after Holm over m tests).
+* **Method sentence**: what was computed; the design; the interval; the test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats as scipy_stats
+from scipy.special import ndtr, ndtri
+
+from analysis.provenance import Record
+from analysis.stats.bootstrap import BootstrapResult
+from analysis.stats.intervals import Interval, clopper_pearson, finite_or_none
+from analysis.stats.resampling import DesignInfo, Resamples
+from analysis.stats.settings import StatsSettings
+
+__all__ = [
+    "MIN_UNITS",
+    "SHARE",
+    "AGREEMENT",
+    "NONNEGATIVE",
+    "NullTest",
+    "Statistic",
+    "make_records",
+    "read_interval",
+    "exact_share",
+    "percentile_bounds",
+    "resample_p_value",
+    "key_part",
+    "NOT_ESTIMABLE",
+]
+
+#: a share on fewer units of its design gets the exact interval
+MIN_UNITS = 30
+#: the values a share, a precision, recall, F1 or AUROC can take
+SHARE = (0.0, 1.0)
+#: the values a kappa or a rank correlation can take
+AGREEMENT = (-1.0, 1.0)
+#: the values a ratio of counts can take
+NONNEGATIVE = (0.0, math.inf)
+#: what a record states instead of a value whose resamples do not move
+NOT_ESTIMABLE = "not estimable"
+CORRECTIONS = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
+#: the words a method uses where its p-value and interval come from different methods and
+#: may disagree (the consistency test of p-values and intervals accepts a record that says so)
+DISAGREEMENT_EXPLAINED = "can disagree"
+
+
+# --------------------------------------------------------------------------------------
+# What a statistic hands the record maker
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NullTest:
+    """A test of ``null`` on the statistic's own resamples or variance, in a declared family.
+
+    The family is adjusted within ``scope`` (e.g. one stage-2 round); every family name is
+    declared in ``stats.families``.
+    """
+
+    null: float
+    family: str
+    scope: str = ""
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One statistic before its interval: the record maker does the rest.
+
+    ``estimate``: its resamples under its design, or an analytic interval (whose own
+    ``p_value`` a test then reports). ``what``: the method sentence's first part (what was
+    computed, on which items). ``units``: for a share, the design's units behind its
+    denominator (the exact-interval rule reads it); None for anything else.
+    """
+
+    key: str
+    estimate: Resamples | Interval
+    fmt: str
+    what: str
+    code: str
+    n: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    test: NullTest | None = None
+    units: int | None = None
+    #: the design an analytic interval stands for (resampled statistics carry their own)
+    design: DesignInfo | None = None
+    #: what ``n`` counts (``items``, ``judgments``, ``slots``, ...; the record's ``unit``)
+    unit: str = ""
+    #: the values the statistic can take (a t interval is clipped to them): a share's
+    #: (:data:`SHARE`) where ``units`` is given, :data:`AGREEMENT` for kappas and rank
+    #: correlations, :data:`NONNEGATIVE` for ratios; None: unbounded
+    limits: tuple[float, float] | None = None
+
+
+# --------------------------------------------------------------------------------------
+# Resamples -> interval
+# --------------------------------------------------------------------------------------
+
+
+def percentile_bounds(
+    part: BootstrapResult, level: float, method: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile or BCa bounds of every component of a bootstrap part (NaN: undefined).
+
+    BCa (Efron 1987; DiCiccio and Efron 1996): acceleration from the leave-one-cluster-out
+    jackknife, bias correction ``z0 = Phi^-1((#{theta* < theta} + #{theta* == theta} / 2) / B)``
+    (ties count half, which matters for discrete statistics). Undefined resamples are dropped.
+    """
+    alpha = 1.0 - level
+    est = np.asarray(part.estimate, dtype=np.float64)
+    reps = part.replicates.reshape(part.n_boot, -1)
+    lows = np.full(reps.shape[1], np.nan)
+    highs = np.full(reps.shape[1], np.nan)
+    if method == "bca" and part.jackknife is None:
+        raise ValueError("BCa needs the leave-one-cluster-out jackknife of the resamples")
+    jack = None if part.jackknife is None else part.jackknife.reshape(part.jackknife.shape[0], -1)
+    flat = est.reshape(-1)
+    for j in range(reps.shape[1]):
+        if method == "bca":
+            assert jack is not None
+            lows[j], highs[j] = _bca_bounds(reps[:, j], flat[j], jack[:, j], alpha)
+        else:
+            r = reps[:, j][np.isfinite(reps[:, j])]
+            if r.size:
+                lows[j], highs[j] = np.quantile(r, [alpha / 2, 1 - alpha / 2])
+    return lows.reshape(est.shape), highs.reshape(est.shape)
+
+
+def _bca_bounds(
+    reps: np.ndarray, estimate: float, jack: np.ndarray, alpha: float
+) -> tuple[float, float]:
+    """BCa bounds of one scalar statistic (NaN when the correction is undefined)."""
+    reps = reps[np.isfinite(reps)]
+    jack = jack[np.isfinite(jack)]
+    if not reps.size or not np.isfinite(estimate) or jack.size < 2:
+        return np.nan, np.nan
+    p0 = (np.sum(reps < estimate) + 0.5 * np.sum(reps == estimate)) / reps.size
+    if p0 <= 0.0 or p0 >= 1.0:  # every replicate on one side: z0 is infinite
+        return np.nan, np.nan
+    z0 = ndtri(p0)
+    d = jack.mean() - jack
+    denom = 6.0 * np.sum(d**2) ** 1.5
+    a = np.sum(d**3) / denom if denom > 0 else 0.0
+    bounds = []
+    for z in (ndtri(alpha / 2), ndtri(1 - alpha / 2)):
+        adj = ndtr(z0 + (z0 + z) / (1.0 - a * (z0 + z)))
+        bounds.append(float(np.quantile(reps, adj)))
+    return bounds[0], bounds[1]
+
+
+def resample_p_value(part: BootstrapResult, null: float) -> float:
+    """Two-sided p-value of ``null`` from the resamples that give a percentile interval.
+
+    ``p = 2 * min(share of resamples with theta* <= null, share with theta* >= null)``,
+    floored at ``1 / B`` (no resample can show a smaller p: at the floor it is an upper
+    bound) and capped at 1; ``B`` counts the resamples on which the statistic is defined, as
+    the interval does. It inverts the percentile interval: at level ``1 - alpha`` the interval
+    excludes ``null`` exactly when ``p < alpha`` (up to the quantile interpolation), so a
+    record's p-value and interval cannot tell different stories. NaN when no resample is
+    defined.
+    """
+    reps = np.asarray(part.replicates, dtype=np.float64).reshape(-1)
+    reps = reps[np.isfinite(reps)]
+    if not reps.size or not np.isfinite(null):
+        return float("nan")
+    low_share = float(np.mean(reps <= null))
+    high_share = float(np.mean(reps >= null))
+    return float(min(1.0, max(2.0 * min(low_share, high_share), 1.0 / reps.size)))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """An interval read off a statistic's resamples, and how to test a value on the same."""
+
+    interval: Interval
+    #: the percentile part a resample test reads, or the variance and df of a t test
+    part: BootstrapResult | None = None
+    variance: float | None = None
+    df: float | None = None
+    seed: int | None = None
+
+    def test(self, null: float) -> tuple[float, bool, str] | None:
+        """(p, whether p is an upper bound, the test's sentence), or None (no test here)."""
+        if self.part is not None:
+            p = resample_p_value(self.part, null)
+            if not math.isfinite(p):
+                return None
+            n_valid = int(self.part.n_valid)
+            text = (
+                f"test of {null:g}: two-sided p = 2 x the smaller share of the {n_valid} "
+                f"resamples on either side of {null:g}, from the same resamples as the "
+                f"interval (at the floor 1/B it is an upper bound, printed < 1/B)"
+            )
+            if self.interval.method == "bca":
+                text += (
+                    "; the p-value inverts the percentile interval, so with the BCa interval "
+                    f"printed here the two {DISAGREEMENT_EXPLAINED} near the boundary"
+                )
+            return p, p <= 1.0 / n_valid, text
+        if self.variance is not None and self.variance > 0 and self.df is not None:
+            z = abs(self.interval.value - null) / math.sqrt(self.variance)
+            p = float(min(1.0, 2.0 * scipy_stats.t.sf(z, self.df)))
+            text = (
+                f"test of {null:g}: two-sided t test with the interval's variance and degrees "
+                "of freedom"
+            )
+            return p, False, text
+        return None
+
+
+def _variance(part: BootstrapResult) -> tuple[float, int]:
+    """(variance, levels or resamples it rests on) of a part: the bootstrap variance of its
+    defined replicates, or the delete-one jackknife variance of its defined values (within
+    strata where its clusters lie in strata: the sum over strata of
+    ``(g_h - 1) / g_h * sum (theta_i - mean_h)^2``)."""
+    if part.is_jackknife:
+        values = np.asarray(part.jackknife, dtype=np.float64).reshape(-1)
+        strata = (
+            np.zeros(values.size, dtype=np.int64)
+            if part.cluster_strata is None
+            else np.asarray(part.cluster_strata)
+        )
+        ok = np.isfinite(values)
+        values, strata = values[ok], strata[ok]
+        if values.size < 2:
+            return float("nan"), int(values.size)
+        total = 0.0
+        for h in np.unique(strata):
+            v = values[strata == h]
+            if v.size >= 2:
+                total += (v.size - 1) / v.size * float(np.sum((v - v.mean()) ** 2))
+        return total, int(values.size)
+    reps = np.asarray(part.replicates, dtype=np.float64).reshape(-1)
+    reps = reps[np.isfinite(reps)]
+    if reps.size < 2:
+        return float("nan"), int(reps.size)
+    return float(np.var(reps, ddof=1)), int(reps.size)
+
+
+def _df_of(part: BootstrapResult) -> float:
+    """Degrees of freedom of one factor: levels - 1, or levels - strata within strata."""
+    return float(max(1, part.n_clusters - (part.n_strata if part.stratified_by else 1)))
+
+
+def _undefined(value: float, level: float, why: str) -> Interval:
+    return Interval(value, None, None, level, NOT_ESTIMABLE, f"{NOT_ESTIMABLE}: {why}")
+
+
+def _single_bootstrap(res: Resamples) -> BootstrapResult | None:
+    """The one bootstrapped factor a percentile interval is read from, if the design has
+    just one (a one-way design, or a declared design with a single random factor)."""
+    if len(res.parts) == 1 and not res.parts[0].is_jackknife:
+        return res.parts[0]
+    return None
+
+
+def read_interval(
+    res: Resamples,
+    settings: StatsSettings,
+    units: int | None,
+    n: int,
+    limits: tuple[float, float] | None = None,
+) -> Reading:
+    """The interval of a scalar statistic under its design (the rule of the module docstring);
+    a t interval is clipped to ``limits`` (a share's where ``units`` is given)."""
+    value = float(res.estimate)
+    level = settings.ci_level
+    single = _single_bootstrap(res)
+    # the design's variance (for the exact rule and the t interval)
+    if single is not None:
+        n_valid = int(single.n_valid)
+        if n_valid < max(2, single.n_boot // 2):
+            return Reading(
+                _undefined(
+                    value,
+                    level,
+                    f"the statistic is undefined on {single.n_boot - n_valid} of the "
+                    f"{single.n_boot} resamples",
+                ),
+                seed=settings.seed,
+            )
+        variance, df = _variance(single)[0], None
+    else:
+        variance, df, note = _combined_variance(res)
+    if units is not None and (value in (0.0, 1.0) or units < MIN_UNITS):
+        return Reading(_exact_share(value, variance, units, n, level), seed=settings.seed)
+    if not (math.isfinite(variance) and variance > 0):
+        return Reading(
+            _undefined(
+                value,
+                level,
+                "the statistic takes the same value on every resample of its design (a "
+                "rater who gives one label, say), so no interval can be read",
+            ),
+            seed=settings.seed,
+        )
+    if single is not None:
+        return _percentile_reading(single, value, settings)
+    assert df is not None
+    half = float(scipy_stats.t.ppf(1 - (1 - level) / 2, df)) * math.sqrt(variance)
+    low, high = value - half, value + half
+    text = (
+        f"{level:.0%} CI: t interval ({df:.1f} degrees of freedom, Satterthwaite) from the "
+        f"design's variance, {note}"
+    )
+    limits = SHARE if limits is None and units is not None else limits
+    if limits is not None and (low < limits[0] or high > limits[1]):
+        low, high = max(low, limits[0]), min(high, limits[1])
+        text += f"; clipped to the statistic's range [{limits[0]:g}, {limits[1]:g}]"
+    return Reading(
+        Interval(value, low, high, level, "t", text),
+        variance=variance,
+        df=df,
+        seed=settings.seed,
+    )
+
+
+def _combined_variance(res: Resamples) -> tuple[float, float | None, str]:
+    """(variance, Satterthwaite df, sentence) of a design of several parts.
+
+    Row factors add (the cells subtract: Cameron, Gelbach and Miller); a negative sum of a
+    crossed design falls back to its larger one-way variance; the annotators' jackknife
+    variance adds on top, with ``m - 1`` degrees of freedom.
+    """
+    rows = [p for p in res.parts if "annotator" not in p.cluster]
+    people = [p for p in res.parts if "annotator" in p.cluster]
+    pieces, terms = [], []
+    v_rows = 0.0
+    for p in rows:
+        v, b = _variance(p)
+        v_rows += p.sign * v
+        how = (
+            f"delete-one jackknife over {p.n_clusters} {p.cluster}"
+            if p.is_jackknife
+            else f"cluster bootstrap over {p.n_clusters} {p.cluster}{p.strata_phrase()} "
+            f"(B={p.n_boot}{_dropped(p)})"
+        )
+        pieces.append(("minus " if p.sign < 0 else "") + how)
+    crossed = any(p.sign < 0 for p in rows)
+    df_rows = min(_df_of(p) for p in rows if p.sign > 0)
+    note = ""
+    if crossed:
+        one_way = max(_variance(p)[0] for p in rows if p.sign > 0)
+        note = " (two-way cluster variance, Cameron-Gelbach-Miller)"
+        if not v_rows > 0:
+            v_rows = one_way
+            note = " (the two-way variance was not positive: the larger one-way variance)"
+    terms.append((v_rows, df_rows))
+    text = "; ".join(pieces) + note
+    if people:
+        v_people = 0.0
+        words = []
+        for p in people:
+            v, _ = _variance(p)
+            v_people += p.sign * v
+            words.append(("minus " if p.sign < 0 else "") + f"{p.n_clusters} {p.cluster}")
+        m = next(p.n_clusters for p in people if p.cluster == "annotators")
+        text += (
+            "; plus the annotators' variance net of the item noise their deletions also carry "
+            "(Cameron-Gelbach-Miller inclusion-exclusion of delete-one jackknife variances: "
+            + ", ".join(words)
+            + "; a variance component, truncated at zero"
+            + (", here zero)" if v_people <= 0 else ")")
+        )
+        terms.append((max(v_people, 0.0), float(max(1, m - 1))))
+    total = float(sum(v for v, _ in terms))
+    if not total > 0:  # the inclusion-exclusion was not positive
+        total = max(_variance(p)[0] for p in res.parts if p.sign > 0)
+        text += " (the combined variance was not positive: the largest one-way variance)"
+    # Satterthwaite over the groups' variances, a negative net group counting as none
+    clipped = [(max(v, 0.0), d) for v, d in terms]
+    denom = sum(v**2 / d for v, d in clipped if v > 0)
+    num = sum(v for v, _ in clipped)
+    df = num**2 / denom if denom > 0 else float(min(d for _, d in terms))
+    return total, df, text
+
+
+def _dropped(part: BootstrapResult) -> str:
+    n_valid = int(part.n_valid)
+    left = part.n_boot - n_valid
+    return f", {left} resamples where it is undefined dropped" if left else ""
+
+
+def _percentile_reading(part: BootstrapResult, value: float, settings: StatsSettings) -> Reading:
+    """Percentile or BCa bounds of the one bootstrapped factor (BCa undefined: percentile)."""
+    level = settings.ci_level
+    method = settings.ci_method
+    note = ""
+    low, high = percentile_bounds(part, level, method)
+    if method == "bca" and not (np.isfinite(low) and np.isfinite(high)):
+        low, high = percentile_bounds(part, level, "percentile")
+        note = " (BCa undefined here: all resamples on one side or no jackknife; percentile)"
+    used = "bca" if method == "bca" and not note else "percentile"
+    lo, hi = finite_or_none(float(low)), finite_or_none(float(high))
+    if lo is None or hi is None:
+        return Reading(
+            _undefined(value, level, "the interval's bounds are undefined"), seed=part.seed
+        )
+    if lo == hi:
+        return Reading(
+            _undefined(
+                value,
+                level,
+                "the resamples' quantiles coincide (the statistic barely moves across "
+                "resamples), so no interval of positive width can be read",
+            ),
+            seed=part.seed,
+        )
+    text = (
+        f"{level:.0%} CI: cluster bootstrap over {part.cluster} ({part.n_clusters})"
+        f"{part.strata_phrase()}, B={part.n_boot}, {'BCa' if used == 'bca' else 'percentile'}"
+        f"{note}{_dropped(part)}"
+    )
+    return Reading(Interval(value, lo, hi, level, used, text), part=part, seed=part.seed)
+
+
+def exact_share(successes: int, n: int, level: float) -> Interval:
+    """Clopper-Pearson interval of ``successes / n`` independent units (exact)."""
+    low, high = clopper_pearson(successes, n, level)
+    text = f"{level:.0%} CI: Clopper-Pearson (exact) on {n} independent units"
+    return Interval(successes / n, low, high, level, "exact", text, n=n, exact=True)
+
+
+def _exact_share(value: float, variance: float, units: int, n: int, level: float) -> Interval:
+    """Clopper-Pearson on the design's effective number of units (Korn-Graubard)."""
+    if value in (0.0, 1.0) or not (math.isfinite(variance) and variance > 0):
+        n_eff = float(units)
+        how = f"the design's {units} units"
+    else:
+        n_eff = min(float(n), value * (1.0 - value) / variance)
+        how = (
+            f"{n_eff:.1f} effective units (Korn-Graubard: p(1-p) over the design's variance, "
+            f"{units} units of the design)"
+        )
+    low, high = clopper_pearson(value * n_eff, n_eff, level)
+    why = "a share at 0 or 1" if value in (0.0, 1.0) else f"a share on fewer than {MIN_UNITS} units"
+    text = f"{level:.0%} CI: Clopper-Pearson (exact) on {how}, {why}"
+    return Interval(value, low, high, level, "exact", text, exact=True)
+
+
+# --------------------------------------------------------------------------------------
+# Families of tests
+# --------------------------------------------------------------------------------------
+
+
+def adjusted_p_values(p: np.ndarray, method: str) -> np.ndarray:
+    """Holm's step-down or Benjamini-Hochberg's step-up adjusted p-values (as statsmodels'
+    ``multipletests``, which a test checks; written out because that call also runs the
+    garbage collector, twice a family)."""
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if method == "holm":
+        stepped = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * ranked))
+    elif method == "fdr_bh":
+        stepped = np.minimum.accumulate((m * ranked / np.arange(1, m + 1))[::-1])[::-1]
+        stepped = np.minimum(1.0, stepped)
+    else:
+        raise ValueError(f"unknown correction {method!r}")
+    out = np.empty(m)
+    out[order] = stepped
+    return out
+
+
+def _adjust(
+    pvalues: Mapping[str, tuple[float, bool]], method: str
+) -> dict[str, tuple[float, bool]]:
+    """Adjusted p-values and whether each is an upper bound.
+
+    An adjusted value is a bound when it depends on a floored p-value: adjusting again with
+    the floored values at their infimum (0) changes it.
+    """
+    keys = sorted(k for k, (p, _) in pvalues.items() if math.isfinite(p))
+    if not keys:
+        return {}
+    p = np.array([pvalues[k][0] for k in keys])
+    bound = np.array([pvalues[k][1] for k in keys])
+    adjusted = adjusted_p_values(p, method)
+    lowest = adjusted_p_values(np.where(bound, 0.0, p), method)
+    return {k: (float(a), bool(a != b)) for k, a, b in zip(keys, adjusted, lowest, strict=True)}
+
+
+# --------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------
+
+
+def key_part(name: Any) -> str:
+    """A rater, model or source id as a key component (whitespace is not allowed in keys)."""
+    text = str(name).strip()
+    if not text:
+        raise ValueError("an empty rater/model/source id cannot name a record key")
+    return "_".join(text.split())
+
+
+def _plain(obj: Any) -> Any:
+    """JSON-safe copy: numpy scalars to Python, non-finite floats to None, sorted dicts."""
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(obj[k]) for k in sorted(obj, key=str)}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def make_records(statistics: Sequence[Statistic | None], settings: StatsSettings) -> list[Record]:
+    """The records of ``statistics`` (absent ones dropped), sorted by key.
+
+    A statistic whose value is undefined (NaN) is absent: no record, never 0 or NaN. Tests
+    are adjusted within each declared family (and scope) of this call, so a family is made
+    in one call.
+    """
+    made: list[tuple[Statistic, Reading, DesignInfo | None]] = []
+    for s in statistics:
+        if s is None:
+            continue
+        if isinstance(s.estimate, Interval):
+            if not math.isfinite(s.estimate.value):
+                continue
+            made.append((s, Reading(s.estimate), s.design))
+        else:
+            if np.ndim(s.estimate.estimate) != 0:
+                raise ValueError(f"{s.key}: a record is a scalar (use component(i) first)")
+            if not math.isfinite(float(s.estimate.estimate)):
+                continue
+            reading = read_interval(s.estimate, settings, s.units, s.n, s.limits)
+            made.append((s, reading, s.estimate.design))
+    tests: dict[str, tuple[float, bool, str]] = {}
+    families: dict[tuple[str, str], dict[str, tuple[float, bool]]] = {}
+    for s, reading, _ in made:
+        if s.test is None:
+            continue
+        settings.family(s.test.family)  # declared, or an error naming the families
+        if isinstance(s.estimate, Interval):
+            result = None
+            if s.estimate.p_value is not None:
+                result = (float(s.estimate.p_value), False, str(s.extra.get("test", "")))
+        else:
+            if reading.interval.exact:
+                raise ValueError(
+                    f"{s.key}: a test needs the design's resamples, not an exact share"
+                )
+            result = reading.test(s.test.null)
+        if result is None:
+            continue
+        tests[s.key] = result
+        families.setdefault((s.test.family, s.test.scope), {})[s.key] = result[:2]
+    adjusted: dict[str, tuple[float, bool]] = {}
+    members: dict[str, list[str]] = {}
+    for pvalues in families.values():
+        adjusted.update(_adjust(pvalues, settings.multiple_comparisons))
+        for k in pvalues:
+            members[k] = sorted(pvalues)
+    records = [_record(s, r, d, tests, adjusted, members, settings) for s, r, d in made]
+    return sorted(records, key=lambda r: r.key)
+
+
+def _record(
+    s: Statistic,
+    reading: Reading,
+    design: DesignInfo | None,
+    tests: Mapping[str, tuple[float, bool, str]],
+    adjusted: Mapping[str, tuple[float, bool]],
+    members: Mapping[str, list[str]],
+    settings: StatsSettings,
+) -> Record:
+    iv = reading.interval
+    parts = [s.what]
+    if design is not None:
+        parts.append(design.sentence())
+    parts.append(iv.text)
+    extra: dict[str, Any] = dict(s.extra)
+    if design is not None:
+        extra["design"] = design.name
+    if iv.exact:
+        extra["exact"] = True
+    if s.test is not None and s.key in tests:
+        p, bound, text = tests[s.key]
+        family = members[s.key]
+        extra.update({"null": float(s.test.null), "p_value": p, "family": s.test.family})
+        if text and not isinstance(s.estimate, Interval):
+            extra["test"] = text
+        if bound:
+            extra["p_value_is_upper_bound"] = True
+        if text and not isinstance(s.estimate, Interval):
+            parts.append(text)
+        if len(family) > 1:
+            p_adj, adj_bound = adjusted[s.key]
+            correction = CORRECTIONS[settings.multiple_comparisons]
+            extra.update(
+                {
+                    "p_adjusted": p_adj,
+                    "correction": settings.multiple_comparisons,
+                    "family_members": family,
+                }
+            )
+            if adj_bound:
+                extra["p_adjusted_is_upper_bound"] = True
+            parts.append(
+                f"{correction}-adjusted within family {s.test.family} "
+                f"({settings.family(s.test.family)}; {len(family)} tests)"
+            )
+    estimable = iv.method != NOT_ESTIMABLE
+    return Record(
+        key=s.key,
+        value=float(iv.value),
+        fmt=s.fmt,
+        method="; ".join(p for p in parts if p),
+        code=s.code,
+        ci_low=iv.low if estimable else None,
+        ci_level=iv.level,
+        ci_high=iv.high if estimable else None,
+        n=int(s.n),
+        unit=s.unit,
+        seed=reading.seed,
+        extra=_plain(extra),
+        text=None if estimable else NOT_ESTIMABLE,
+    )

@@ -1,0 +1,237 @@
+"""Resampling under declared designs: the crossed users x prompts variance against a brute
+force, the annotators' deletions against recomputing the statistic, shared resamples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.stats.bootstrap import resample_counts
+from analysis.stats.records import read_interval
+from analysis.stats.resampling import (
+    Units,
+    annotator_clusterings,
+    cell_labels,
+    pairwise_kappa,
+    plan,
+    totals,
+    weighted_rows,
+)
+from analysis.stats.weighted_bootstrap import evaluate_counts, weighted_ratio
+from tests.settings_defaults import stats_settings
+
+N_BOOT = 300
+
+
+def crossed_world(seed: int = 0) -> pd.DataFrame:
+    """Sparse crossed items: 12 users, 11 prompts, each user with 3-4 prompts, 4 items each;
+    a user effect, a prompt effect and item noise on a 0/1 outcome."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    user_effect = rng.normal(0, 0.8, 12)
+    prompt_effect = rng.normal(0, 0.8, 11)
+    for u in range(12):
+        for p in rng.choice(11, size=int(rng.integers(3, 5)), replace=False):
+            for i in range(4):
+                logit = -0.5 + user_effect[u] + prompt_effect[p] + rng.normal(0, 0.5)
+                rows.append(
+                    {
+                        "user": f"u{u:02d}",
+                        "prompt": f"p{p:02d}",
+                        "item": f"u{u}p{p}i{i}",
+                        "y": float(rng.random() < 1 / (1 + math.exp(-logit))),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def expand_by(frame: pd.DataFrame, labels: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
+    """The resampled data a count vector over sorted ``labels`` describes (rows repeated)."""
+    levels = np.array(sorted(set(labels)), dtype=object)
+    times = dict(zip(levels, counts, strict=True))
+    return frame.loc[frame.index.repeat([times[x] for x in labels])]
+
+
+def test_two_way_variance_equals_a_brute_force_on_a_small_crossed_design() -> None:
+    """Each factor's replicates are the rate recomputed on its resampled data (streams 0, 1
+    and 2 of the seed); the interval is the t interval of V_users + V_prompts - V_cells."""
+    df = crossed_world()
+    settings = stats_settings(n_boot=N_BOOT, seed=5)
+    users = df["user"].to_numpy(dtype=object)
+    prompts = df["prompt"].to_numpy(dtype=object)
+    design = plan(settings, "relevance_items", Units(n=len(df), users=users, prompts=prompts))
+    assert [f.name for f in design.factors] == ["users", "prompts", "cells"]
+    assert [f.sign for f in design.factors] == [1, 1, -1]
+    tb = totals(design, {"y": df["y"].to_numpy(), "n": np.ones(len(df))}, len(df))
+    res = tb.stat(lambda g: g("y") / g("n"))
+    assert float(res.estimate) == pytest.approx(df["y"].mean())
+    cells = cell_labels(users, prompts)
+    variances = []
+    for part, labels, stream in zip(res.parts, (users, prompts, cells), (0, 1, 2), strict=True):
+        n_levels = len(set(labels))
+        brute = [
+            expand_by(df, labels, counts)["y"].mean()
+            for counts in resample_counts(n_levels, N_BOOT, seed=5, stream=stream)
+        ]
+        np.testing.assert_allclose(part.replicates, brute, atol=1e-12)
+        variances.append(np.var(brute, ddof=1))
+    v = variances[0] + variances[1] - variances[2]
+    reading = read_interval(res, settings, None, len(df))
+    df_ = min(12, 11) - 1
+    half = stats.t.ppf(0.975, df_) * math.sqrt(v)
+    assert reading.interval.low == pytest.approx(df["y"].mean() - half)
+    assert reading.interval.high == pytest.approx(df["y"].mean() + half)
+    assert reading.interval.method == "t" and "Cameron-Gelbach-Miller" in reading.interval.text
+    # the test of a value uses the same variance and degrees of freedom
+    p, bound, _ = reading.test(0.2)
+    t = abs(df["y"].mean() - 0.2) / math.sqrt(v)
+    assert p == pytest.approx(2 * stats.t.sf(t, df_)) and not bound
+
+
+def test_the_users_part_of_a_crossed_design_is_the_one_way_users_bootstrap() -> None:
+    df = crossed_world(1)
+    users = df["user"].to_numpy(dtype=object)
+    prompts = df["prompt"].to_numpy(dtype=object)
+    columns = {"y": df["y"].to_numpy(), "n": np.ones(len(df))}
+    units = Units(len(df), users, prompts)
+    crossed = totals(
+        plan(stats_settings(n_boot=N_BOOT, seed=5), "relevance_items", units), columns, len(df)
+    )
+    one_way = totals(
+        plan(stats_settings(n_boot=N_BOOT, seed=5, design="one_way"), "relevance_items", units),
+        columns,
+        len(df),
+    )
+    assert len(one_way.parts) == 1
+    assert np.array_equal(crossed.parts[0].replicates, one_way.parts[0].replicates)
+    assert crossed.parts[0].weights_digest == one_way.parts[0].weights_digest
+
+
+def test_weighted_rows_and_totals_draw_the_same_resamples() -> None:
+    """A share of weighted rows and the same share of totals: the same replicates under a
+    crossed design, so two rules reporting one estimand print one interval."""
+    df = crossed_world(2)
+    units = Units(len(df), df["user"].to_numpy(dtype=object), df["prompt"].to_numpy(dtype=object))
+    settings = stats_settings(n_boot=N_BOOT, seed=3)
+    y = df["y"].to_numpy()
+    a = totals(plan(settings, "relevance_items", units), {"y": y, "n": np.ones(len(df))}, len(df))
+    a = a.stat(lambda g: g("y") / g("n"))
+    b = weighted_rows(
+        plan(settings, "relevance_items", units),
+        weighted_ratio(y, np.ones(len(df))),
+        len(df),
+        evaluate_counts,
+    )
+    for pa, pb in zip(a.parts, b.parts, strict=True):
+        assert pa.weights_digest == pb.weights_digest
+        np.testing.assert_array_equal(pa.replicates, pb.replicates)
+    ia = read_interval(a, settings, None, len(df)).interval
+    ib = read_interval(b, settings, None, len(df)).interval
+    assert (ia.low, ia.high) == (ib.low, ib.high)
+
+
+def rated_world(seed: int = 0) -> pd.DataFrame:
+    """Judgments of 0/1 by 4 annotators with their own offsets, crossed with 12 users (each
+    user judged by 2-3 annotators) and 11 prompts."""
+    df = crossed_world(seed)
+    rng = np.random.default_rng(seed + 10)
+    rows = []
+    offset = {f"a{k}": v for k, v in enumerate(rng.normal(0, 0.1, 4))}
+    for _, part in df.groupby("user"):
+        for a in rng.choice(sorted(offset), size=int(rng.integers(2, 4)), replace=False):
+            for _, r in part.iterrows():
+                p = np.clip(0.3 + 0.4 * r["y"] + offset[a], 0, 1)
+                rows.append({**r.to_dict(), "annotator": a, "v": float(rng.random() < p)})
+    return pd.DataFrame(rows)
+
+
+def test_annotator_clusterings_are_deletions_recomputed_by_hand() -> None:
+    """Every annotator clustering's values are the rate recomputed without one annotator, or
+    without its judgments of one user (prompt, user x prompt cell)."""
+    df = rated_world()
+    units = Units(
+        len(df),
+        users=df["user"].to_numpy(dtype=object),
+        prompts=df["prompt"].to_numpy(dtype=object),
+        annotators=tuple(sorted(df["annotator"].unique())),
+    )
+    design = plan(stats_settings(n_boot=N_BOOT, seed=1), "relevance_people", units)
+    names = [c.noun for c in annotator_clusterings(design)]
+    assert names == [
+        "annotators",
+        "user x annotator cells",
+        "prompt x annotator cells",
+        "user x prompt x annotator cells",
+    ]
+    tb = totals(
+        design,
+        {"v": df["v"].to_numpy(), "n": np.ones(len(df))},
+        len(df),
+        annotator_rows=df["annotator"].to_numpy(dtype=object),
+    )
+    res = tb.stat(lambda g: g("v") / g("n"))
+    keys = {
+        "annotators": ["annotator"],
+        "user x annotator cells": ["annotator", "user"],
+        "prompt x annotator cells": ["annotator", "prompt"],
+        "user x prompt x annotator cells": ["annotator", "user", "prompt"],
+    }
+    for part in res.parts[3:]:
+        cols = keys[part.cluster]
+        combos = df[cols].drop_duplicates().itertuples(index=False, name=None)
+        expected = [
+            df.loc[
+                ~(df[cols] == pd.Series(dict(zip(cols, key, strict=True)))).all(axis=1), "v"
+            ].mean()
+            for key in combos
+        ]
+        assert part.is_jackknife
+        np.testing.assert_allclose(np.sort(part.jackknife), np.sort(expected), atol=1e-12)
+    reading = read_interval(res, stats_settings(n_boot=N_BOOT, seed=1), None, len(df))
+    assert "annotators" in reading.interval.text and reading.interval.method == "t"
+
+
+def test_a_group_mean_of_kappas_deletes_one_annotator_at_a_time() -> None:
+    rng = np.random.default_rng(4)
+    rows = []
+    for item in range(160):
+        truth = rng.random() < 0.35
+        user, prompt = f"u{item // 8:02d}", f"p{item % 11:02d}"
+        for r in ("h1", "h2", "h3", "h4", "m1", "m2"):
+            copy = 0.75 if r[0] == "h" else 0.6
+            label = truth if rng.random() < copy else rng.random() < 0.4
+            rows.append((f"i{item:03d}", r, bool(label), user, prompt))
+    long = pd.DataFrame(rows, columns=["item", "rater", "label", "users", "prompts"])
+    long["cells"] = cell_labels(long["users"].to_numpy(), long["prompts"].to_numpy())
+    per_item = long.drop_duplicates("item")
+    units = Units(
+        len(per_item),
+        per_item["users"].to_numpy(dtype=object),
+        per_item["prompts"].to_numpy(dtype=object),
+        annotators=("h1", "h2", "h3", "h4"),
+    )
+    groups = {r: ("human" if r[0] == "h" else "model") for r in long["rater"].unique()}
+    design = plan(stats_settings(n_boot=100, seed=2), "relevance_people", units)
+    boot = pairwise_kappa(design, long, groups=groups, categories=[False, True])
+    est = dict(zip(boot.pairs, np.asarray(boot.matrix.estimate), strict=True))
+    hh = boot.group_means["human_human"]
+    deleted = {p.cluster: p for p in hh.parts}
+    # deleting a person drops its three pairs from the mean of the six human pairs
+    expected = [
+        np.mean([k for (a, b), k in est.items() if "m" not in a + b and person not in (a, b)])
+        for person in ("h1", "h2", "h3", "h4")
+    ]
+    np.testing.assert_allclose(deleted["annotators"].jackknife, expected, atol=1e-12)
+    # a pair belongs to both its people: its own deletion enters with the opposite sign
+    assert deleted["rater-pairs"].sign == -deleted["annotators"].sign
+    assert deleted["rater-pairs"].n_clusters == 6
+    # model-model pairs hold no person: their mean has no annotator part
+    assert {p.cluster for p in boot.group_means["model_model"].parts} == {
+        "users",
+        "prompts",
+        "user-prompt cells",
+    }
