@@ -699,7 +699,6 @@ def totals(
         matrix = _sparse_columns(columns, names, n_obs)
     else:  # dense columns stay dense: the same sums, in the same order, as the one-way path
         matrix = np.column_stack([np.asarray(columns[n], dtype=np.float64) for n in names])
-    point = np.asarray(matrix.sum(axis=0)).ravel()
     parts = []
     for f in plan_.factors:
         res = bootstrap_statistic(
@@ -714,6 +713,9 @@ def totals(
             strata=f.strata,
         )
         parts.append(replace(res, sign=f.sign))
+    # the point totals as the first factor's bootstrap sums them (per level, then over the
+    # levels), so a weighted column's total has the one-way path's bits, not a row-order sum's
+    point = np.asarray(parts[0].estimate, dtype=np.float64).ravel()
     if plan_.annotators:
         if annotator_rows is not None:
             deletions = Deletions.of_rows(annotator_rows, matrix)
