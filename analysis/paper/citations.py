@@ -3,10 +3,10 @@ r"""Where the paper cites each number: its sentences, tables, figures and claims
 The audit site lists, under every number, each place of the PDF that prints it. The text is
 read as the PDF prints it: comments dropped, ``\IfRecordTF``/``\IfRecordsTF`` resolved against
 this build's records and ``\Claim`` against its verdicts, then split into sentences; a sentence
-cites the keys it prints (``\rc``, ``\rcci``, ``\rcint``, ``\rcn``, ``\rcmethod``, ``\rclink``
-and the CamelCase aliases). A generated table cites the keys its file prints, with the caption
-the text gives it; a figure the keys its sidecar names. Numbers of sections, tables and figures
-come from LaTeX's ``.aux`` of the compiled PDF.
+cites the keys it prints (``\rc``, ``\rcci``, ``\rcint``, ``\rcstack``, ``\rcn``, ``\rcmethod``,
+``\rclink`` and the CamelCase aliases). A generated table cites the keys its file prints, with
+the caption the text gives it; a figure the keys its sidecar names. Numbers of sections, tables
+and figures come from LaTeX's ``.aux`` of the compiled PDF.
 
 Sentences are turned into plain text for reading, not typeset: the printed numbers become
 their display values (marked, so the site can link each one), common markup becomes text, and
@@ -25,7 +25,7 @@ from analysis.paper.macros import display_ci, display_value
 from analysis.paper.source_check import strip_comments
 
 #: accessors that print a key's value (first argument), and what each prints
-PRINTERS = ("rcci", "rcint", "rcn", "rcmethod", "rclink", "rc")
+PRINTERS = ("rcci", "rcint", "rcstack", "rcn", "rcmethod", "rclink", "rc")
 #: a printed number in the plain text: PUA characters around its index, never in LaTeX sources
 MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
 _HEADINGS = ("section", "subsection", "subsubsection", "paragraph")
@@ -221,7 +221,7 @@ def printed(accessor: str, rec: Mapping[str, Any]) -> str:
         return f"{int(rec['n']):,d}" if rec.get("n") is not None else ""
     if accessor == "rcmethod":
         return str(rec.get("method") or "")
-    if accessor in ("rcci", "rcint") and ci is not None:
+    if accessor in ("rcci", "rcint", "rcstack") and ci is not None:
         level = rec.get("ci_level")
         prefix = f"{float(level):.0%} CI " if accessor == "rcci" and level is not None else ""
         return f"{value} [{prefix}{ci[0]}, {ci[1]}]"

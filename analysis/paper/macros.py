@@ -18,7 +18,8 @@ and the accessors the text uses:
 * ``\rclink{key}{text}``: ``text`` (a number stored with the record, e.g. a p-value) linked
   to the key's page,
 * ``\rcci{key}``: the value with its confidence interval (just the value when there is none),
-  ``\rcint{key}`` the same without the level, for table cells (``0.43 [0.39, 0.47]``),
+  ``\rcint{key}`` the same without the level, for table cells (``0.43 [0.39, 0.47]``), and
+  ``\rcstack{key}`` with the interval on a line under the value (narrow table columns),
 * ``\rcn{key}``, ``\rcmethod{key}``: the sample size and the method text,
 * ``\IfRecordTF{key}{present}{absent}`` and ``\IfRecordsTF{k1,k2}{all present}{otherwise}``:
   sections that need data a dataset lacks say so instead of printing numbers,
@@ -54,6 +55,18 @@ RESERVED_MACROS = frozenset(
         "SimulatedCaption",
         "RealUsers",
         "SiteLink",
+        "IfTableTF",
+        # the dataset's nouns (analysis.paper.dataset_info.NOUN_MACROS)
+        "people",
+        "People",
+        "person",
+        "Person",
+        "users",
+        "Users",
+        "chatusers",
+        "Chatusers",
+        "modelraters",
+        "Modelraters",
     }
 )
 
@@ -150,6 +163,9 @@ PREAMBLE = r"""% Accessors (see analysis/paper/macros.py and docs/provenance.md)
 \DeclareRobustCommand\rcint[1]{\rc@check{#1}\ifcsname rc@#1\endcsname
   \href{\rc@url{#1}}{\csname rc@#1\endcsname\ifcsname rc@ci@#1\endcsname
   \space[\csname rc@ci@#1\endcsname]\fi}\fi}
+\DeclareRobustCommand\rcstack[1]{\rc@check{#1}\ifcsname rc@#1\endcsname
+  \href{\rc@url{#1}}{\begin{tabular}[t]{@{}r@{}}\csname rc@#1\endcsname
+  \ifcsname rc@ci@#1\endcsname\\{}[\csname rc@ci@#1\endcsname]\fi\end{tabular}}\fi}
 \DeclareRobustCommand\rcn[1]{\rc@check{#1}\ifcsname rc@n@#1\endcsname
   \csname rc@n@#1\endcsname\else\PackageError{recenter}{Record `\detokenize{#1}' has no
   n}{Use \string\rc\space for its value.}\fi}

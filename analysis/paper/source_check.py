@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 #: accessors whose argument is a record key that is printed
-PRINTING_ACCESSORS = ("rc", "rcci", "rcint", "rcn", "rcmethod", "rclink")
+PRINTING_ACCESSORS = ("rc", "rcci", "rcint", "rcstack", "rcn", "rcmethod", "rclink")
 #: accessors whose argument names keys only to test that they exist
 GUARDS = ("IfRecordTF", "IfRecordsTF")
 
