@@ -994,6 +994,23 @@ _REPLAY_READ = tuple(
 )
 
 
+def _parsed_record(
+    path: Path, lineno: int, line: bytes | memoryview, report: StoreReport | UpgradeReport
+) -> dict[str, Any] | None:
+    """One shard line as a record, counted in ``report``; None (the reason added to its
+    errors) for a line that is no JSON object. Validation and upgrade read lines alike."""
+    try:
+        rec = loads_record(line)
+    except json.JSONDecodeError as err:
+        report.errors.append(f"{path}:{lineno}: not valid JSON ({err.msg})")
+        return None
+    if not isinstance(rec, dict):
+        report.errors.append(f"{path}:{lineno}: a record must be a JSON object")
+        return None
+    report.n_records += 1
+    return rec
+
+
 def validate_store(store: Path) -> StoreReport:
     """Check every record of every shard: JSON, fields, folder, digest, the fields replay
     reads, recomputed key."""
@@ -1019,15 +1036,9 @@ def validate_store(store: Path) -> StoreReport:
             if not line.strip():
                 report.errors.append(f"{path}:{lineno}: empty line")
                 continue
-            try:
-                rec = loads_record(line)
-            except json.JSONDecodeError as err:
-                report.errors.append(f"{path}:{lineno}: not valid JSON ({err.msg})")
+            rec = _parsed_record(path, lineno, line, report)
+            if rec is None:
                 continue
-            if not isinstance(rec, dict):
-                report.errors.append(f"{path}:{lineno}: a record must be a JSON object")
-                continue
-            report.n_records += 1
             key = rec.get("key")
             label = f"{path}:{lineno}: key {key}" if isinstance(key, str) else f"{path}:{lineno}"
             for problem in check_record(rec, stage, model, line, keys):
@@ -1088,15 +1099,9 @@ def upgrade_store(store: Path) -> UpgradeReport:
             )
         parsed = []
         for lineno, line in enumerate(lines, start=1):
-            try:
-                rec = loads_record(line)
-            except json.JSONDecodeError as err:
-                report.errors.append(f"{path}:{lineno}: not valid JSON ({err.msg})")
+            rec = _parsed_record(path, lineno, line, report)
+            if rec is None:
                 continue
-            if not isinstance(rec, dict):
-                report.errors.append(f"{path}:{lineno}: a record must be a JSON object")
-                continue
-            report.n_records += 1
             legacy = "digest" not in rec
             if legacy:
                 rec.setdefault("revision", 0)

@@ -313,31 +313,17 @@ def scorecard_rows(study: StudyConfig, numbers: Numbers, simulated: bool) -> lis
             n = _n(record) if record is not None else None
             which = _wildcard(entry, key) if key is not None and "*" in entry.key else ""
             quantity = f"{entry.quantity} ({which})" if which else entry.quantity
+            part: str | None = None
             if entry.method == StudyMethod.different:
+                verdict, rule, agrees = DIFFERENT_METHOD, None, None
                 why = entry.note or "the study's figure comes from a method this build does not run"
-                rows.append(
-                    Row(
-                        row_name,
-                        order,
-                        entry,
-                        quantity,
-                        key,
-                        value,
-                        ci,
-                        n,
-                        DIFFERENT_METHOD,
-                        why,
-                        None,
-                    )
-                )
-                continue
-            verdict, rule, why = judge(entry, value, ci, simulated)
-            part = None
-            if coverage is not None and coverage[0] < coverage[1]:
-                part, verdict = verdict, PARTIAL
-                units = entry.coverage.unit  # type: ignore[union-attr]
-                why = f"{coverage[0]} of {coverage[1]} {units}; the part: {part} ({why})"
-            agrees = {REPRODUCED: True, DIFFERS: False}.get(part or verdict)
+            else:
+                verdict, rule, why = judge(entry, value, ci, simulated)
+                if coverage is not None and coverage[0] < coverage[1]:
+                    part, verdict = verdict, PARTIAL
+                    units = entry.coverage.unit  # type: ignore[union-attr]
+                    why = f"{coverage[0]} of {coverage[1]} {units}; the part: {part} ({why})"
+                agrees = {REPRODUCED: True, DIFFERS: False}.get(part or verdict)
             rows.append(
                 Row(
                     row_name,
