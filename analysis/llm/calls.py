@@ -555,9 +555,10 @@ def run_calls(
     check_name("shard", shard)
     store = Path(store)
 
-    key_of = _keyer(model, prompt_version)
+    maker = KeyMaker(model.identity(), model.params, prompt_version)
     with gc_paused():
-        keys = [key_of(r) for r in requests]
+        asked = [maker.asked(r.messages, r.params, r.sample_index) for r in requests]
+        keys = [a.key for a in asked]
         unique: dict[str, ChatRequest] = {}
         for key, request in zip(keys, requests, strict=True):
             unique.setdefault(key, request)
@@ -608,7 +609,7 @@ def run_calls(
 
     results = []
     with gc_paused():
-        for key, request in zip(keys, requests, strict=True):
+        for key, request, parts in zip(keys, requests, asked, strict=True):
             if key in fresh:
                 results.append(result_from_record(fresh[key], request.custom_id, cached=False))
             elif key in failures:
@@ -616,7 +617,8 @@ def run_calls(
                     CallResult(key, request.custom_id, None, {}, {}, False, failures[key])
                 )
             else:
-                results.append(result_from_record(index[key], request.custom_id, cached=True))
+                record = index.served(key, parts)
+                results.append(result_from_record(record, request.custom_id, cached=True))
     if failures and raise_on_error:
         first = next(iter(failures.values()))
         raise CallError(

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -133,13 +134,42 @@ class KeyMaker:
         self, messages: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any], sample_index: int
     ) -> str:
         """The key of one request (``overrides``: its own params, before the model's defaults)."""
+        return self.asked(messages, overrides, sample_index).key
+
+    def asked(
+        self, messages: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any], sample_index: int
+    ) -> AskedParts:
+        """The key of one request with the parts it was made from (see :class:`AskedParts`)."""
         params, params_json = self.params(overrides)
         text = _strings_only_json(messages)
         if text is None:
-            return key_from_parts(
-                self.identity, messages, params, sample_index, self.prompt_version
-            )
-        return _key_of_json_parts(text, self._model, params_json, self._version, sample_index)
+            key = key_from_parts(self.identity, messages, params, sample_index, self.prompt_version)
+            return AskedParts(key, self._model, params_json, self._version, sample_index, None)
+        key = _key_of_json_parts(text, self._model, params_json, self._version, sample_index)
+        return AskedParts(
+            key, self._model, params_json, self._version, sample_index, list(messages)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AskedParts:
+    """A request's key and the parts it was hashed from, as the key document holds them: the
+    canonical JSON of the model identity, the effective params and the prompt version, the
+    sample index, and the messages themselves (as a list, as a record stores them) when they
+    hold only strings (else None).
+
+    Replay serves a record only if its stored request hashes to its key. For the record of a
+    key just made from these parts, equal parts prove that without hashing again
+    (:meth:`StoredKeys.answers`): strings compare exactly, and equal strings-only messages
+    have the same canonical JSON whatever the order of their fields.
+    """
+
+    key: str
+    model: bytes
+    params: bytes
+    version: bytes
+    sample_index: int
+    messages: list[Mapping[str, Any]] | None
 
 
 def _key_of_json_parts(
@@ -202,6 +232,22 @@ class StoredKeys:
             if len(self._versions) < self.MAX_CACHED:
                 self._versions[prompt_version] = hit
         return hit
+
+    def answers(self, record: Mapping[str, Any], asked: AskedParts) -> bool:
+        """True when a stored record carries exactly the ``asked`` parts under their key, so its
+        request hashes to its key (False says nothing: :meth:`key` then decides)."""
+        if asked.messages is None or record["key"] != asked.key:
+            return False
+        request = record["request"]
+        sample = request.get("sample_index", 0)
+        return (
+            type(sample) is int
+            and sample == asked.sample_index
+            and request["messages"] == asked.messages
+            and self._version(record["prompt_version"]) == asked.version
+            and self._json(dict(record["model"])) == asked.model
+            and self._json(dict(request["params"])) == asked.params
+        )
 
     def key(
         self,

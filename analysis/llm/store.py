@@ -56,7 +56,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
-from analysis.llm.keys import StoredKeys
+from analysis.llm.keys import AskedParts, StoredKeys
 from analysis.llm.models import SAFE_NAME
 
 log = logging.getLogger(__name__)
@@ -300,8 +300,14 @@ def _replayable(rec: Mapping[str, Any]) -> bool:
 _CONTENT_TYPES = (str, type(None))
 
 
-def key_problem(rec: Mapping[str, Any], keys: StoredKeys) -> str | None:
-    """Why the record's request does not hash to its key (None when it does)."""
+def key_problem(
+    rec: Mapping[str, Any], keys: StoredKeys, asked: AskedParts | None = None
+) -> str | None:
+    """Why the record's request does not hash to its key (None when it does). ``asked``: the
+    parts the key was just made from, when the record is served for them (equal parts need no
+    second hash)."""
+    if asked is not None and keys.answers(rec, asked):
+        return None
     req = rec["request"]
     try:
         expected = keys.key(
@@ -319,25 +325,39 @@ def key_problem(rec: Mapping[str, Any], keys: StoredKeys) -> str | None:
 
 
 def record_problems(
-    line: bytes | memoryview, rec: Mapping[str, Any], keys: StoredKeys
+    line: bytes | memoryview,
+    rec: Mapping[str, Any],
+    keys: StoredKeys,
+    asked: AskedParts | None = None,
 ) -> list[str]:
     """Everything that keeps replay from serving a parsed record: its digest, its key, the
-    fields replay reads (empty when the record may be served)."""
+    fields replay reads (empty when the record may be served; ``asked`` as in ``key_problem``)."""
     problem = digest_problem(line, rec)
     if problem is not None:
         return [problem]
     problems = replay_problems(rec)
     if problems:
         return problems
-    problem = key_problem(rec, keys)
+    problem = key_problem(rec, keys, asked)
     return [] if problem is None else [problem]
 
 
-def _may_hold_a_big_integer(value: Any) -> bool:
+#: every digit byte as ``1``, any other byte as ``0``: a run of 19 ``1`` then marks 19 digits in
+#: a row, which every integer of magnitude 2**63 or more has in its JSON text
+_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+_LONG_DIGIT_RUN = b"1" * 19
+
+
+def _may_hold_a_big_integer(value: Any, line: bytes | memoryview) -> bool:
     """True when orjson may have read an integer beyond 64 bits as a float (it does: lossy).
 
-    The stdlib reads those exactly; a record with a float this large is re-read by it.
+    The stdlib reads those exactly; a record with a float this large is re-read by it. A line
+    without 19 digits in a row holds no such integer: one byte translation and one substring
+    search (both in C) show it, so only a line with such a run (a long number, or digits
+    inside a string) has its parsed values walked.
     """
+    if _LONG_DIGIT_RUN not in bytes(line).translate(_DIGITS_AS_ONES):
+        return False
     stack = [value]
     while stack:
         v = stack.pop()
@@ -357,7 +377,7 @@ def loads_record(line: bytes | memoryview) -> Any:
     Raises ``json.JSONDecodeError`` (orjson's error is a subclass) for a line that is no JSON.
     """
     value = orjson.loads(line)
-    if _may_hold_a_big_integer(value):
+    if _may_hold_a_big_integer(value, line):
         try:
             return json.loads(bytes(line))
         except UnicodeDecodeError as err:  # orjson parsed it: cannot happen, kept for clarity
@@ -511,7 +531,7 @@ def scan_shard(path: Path, data: bytes) -> ShardIndex:
             rec = None
         if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
             rec = _parse_line(path, lineno, line)  # raises the error naming file and line
-        if _may_hold_a_big_integer(rec):
+        if _may_hold_a_big_integer(rec, line):
             exact.append(len(keys))
             rec = loads_record(line)
         keys.append(rec["key"])
@@ -644,6 +664,11 @@ class StoreIndex(Mapping[str, dict[str, Any]]):
     def __getitem__(self, key: str) -> dict[str, Any]:
         """The record, parsed and verified now (each access returns a fresh copy; none is
         kept). A record that does not verify is a ``StoreError`` naming shard, line and key."""
+        return self.served(key)
+
+    def served(self, key: str, asked: AskedParts | None = None) -> dict[str, Any]:
+        """The record of ``key`` verified as ``[key]`` does; ``asked``: the parts replay just
+        made ``key`` from (the key check then compares instead of hashing again)."""
         _, number, offset, length, exact = self._where[key]
         path, view = self._shards[number]
         line = view[offset : offset + length]
@@ -656,7 +681,7 @@ class StoreIndex(Mapping[str, dict[str, Any]]):
                 f"{path}: the record of key {key} is not at byte {offset}; delete "
                 f"{index_path(path)} (it is rebuilt on the next read)"
             )
-        problems = record_problems(line, rec, self._keys)
+        problems = record_problems(line, rec, self._keys, asked)
         if problems:
             raise StoreError(
                 f"{path}:{line_number(view, offset)}: key {key}: {'; '.join(problems)}. "

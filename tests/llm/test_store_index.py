@@ -196,13 +196,15 @@ def test_integers_beyond_64_bits_are_replayed_exactly(tmp_path: Path) -> None:
     """orjson reads such an integer as a float; the index marks the record for the stdlib."""
     folder = tmp_path / "s" / "m"
     folder.mkdir(parents=True)
-    big = 2**70 + 1
-    a, b = record(0), record(1)
+    big, small = 2**70 + 1, -(2**63) - 1
+    a, b, c = record(0), record(1), record(2)
     a["response"]["n"] = big
     b["response"]["x"] = 1e300
-    (folder / "0.jsonl").write_bytes(lines([a, b]))
+    c["response"]["ids"] = ["12345678901234567890123", small]  # digits in a string, then a number
+    (folder / "0.jsonl").write_bytes(lines([a, b, c]))
     for _ in range(2):  # fresh, then cached index
         index = load_index(tmp_path, "s", "m")
         assert index[key_of(0)]["response"]["n"] == big
         assert type(index[key_of(0)]["response"]["n"]) is int
         assert index[key_of(1)]["response"]["x"] == 1e300
+        assert index[key_of(2)]["response"]["ids"] == ["12345678901234567890123", small]
