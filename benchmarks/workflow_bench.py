@@ -1,7 +1,7 @@
 """The workflow measured: a cold reproduction in a fresh copy, no-op reruns, reruns after one
 statistics setting changed, and the run's peak memory.
 
-A fresh copy is made the way tests/conftest.py's ``make_workflow_copy`` makes one (the files a
+A fresh copy is made by ``recenter verify``'s ``copy_sources``, as the tests make one (the files a
 clone would have: tracked plus untracked-but-not-ignored, without any outputs, with
 ``../shared`` linked beside it), under ``benchmarks/.work/`` (git-ignored). The copy's own
 package is imported (``PYTHONPATH``), as in the tests, so the copy is what runs.
@@ -24,38 +24,19 @@ import yaml
 from process_memory import Measured, run_measured
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: outputs of a run; never copied into a fresh copy
-GENERATED = ("results", "logs", ".snakemake", "paper/build", "paper/generated", "benchmarks/.work")
+sys.path.insert(0, str(REPO_ROOT))  # run from a checkout without installing
+
+from analysis.paper.verify import copy_sources  # noqa: E402
+
 BUNDLED_WORLD = Path("data/raw/bundled")
 STATS_KEY = "stats.n_boot"
-
-
-def source_files(root: Path = REPO_ROOT) -> list[str]:
-    """Files a fresh clone would have: tracked plus untracked-but-not-ignored ones."""
-    out = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
-    return sorted(f for f in out if (root / f).is_file() and not f.startswith(GENERATED))
-
-
-def copy_sources(dest: Path) -> Path:
-    """The repository's source files copied into ``dest``, over what is there (outputs stay)."""
-    for rel in source_files():
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO_ROOT / rel, target)
-    return dest
 
 
 def fresh_copy(dest: Path) -> Path:
     """A clean copy of the repository at ``dest`` (replaced if present), ../shared beside it."""
     if dest.exists():
         shutil.rmtree(dest)
-    copy_sources(dest)
+    copy_sources(REPO_ROOT, dest)
     shared, link = REPO_ROOT.parent / "shared", dest.parent / "shared"
     if shared.is_dir() and not link.exists():
         link.symlink_to(shared)

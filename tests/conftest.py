@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,11 +15,10 @@ import yaml
 from filelock import FileLock
 
 from analysis import REPO_ROOT
+from analysis.paper.verify import copy_sources
 from analysis.software import COMMIT_VARIABLE, commit_label, repository_commit
 
 REAL_DATA = (REPO_ROOT.parent / "shared" / "data" / "annotation-tool").resolve()
-#: outputs of a run; never copied into a fresh workflow copy
-GENERATED = ("results", "logs", ".snakemake", "paper/build", "paper/generated")
 
 
 @pytest.fixture(scope="session")
@@ -31,24 +29,10 @@ def real_data_root() -> Path:
     return REAL_DATA
 
 
-def source_files(root: Path = REPO_ROOT) -> list[str]:
-    """Files a fresh clone would have: tracked plus untracked-but-not-ignored ones."""
-    out = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
-    return sorted(f for f in out if (root / f).is_file() and not f.startswith(GENERATED))
-
-
 def make_workflow_copy(dest: Path) -> Path:
-    """Copy the repository's source files to ``dest`` (a fresh clone, without any outputs)."""
-    for rel in source_files():
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO_ROOT / rel, target)
+    """Copy the repository's source files to ``dest`` (a fresh clone, without any outputs: the
+    copy ``recenter verify`` rebuilds in)."""
+    copy_sources(REPO_ROOT, dest)
     # ../shared beside the copy, as in a CI checkout, so data.root=../shared/... resolves
     shared = REPO_ROOT.parent / "shared"
     if shared.is_dir() and not (dest.parent / "shared").exists():
