@@ -52,6 +52,7 @@ from analysis.learn.relevance_classifier import RelevanceResult
 from analysis.learn.reward_model import RewardResult
 from analysis.learn.verifier import VerifierResult
 from analysis.provenance import Record
+from analysis.stats.baseline_scores import ALL_POSITIVE, EVERY_ITEM_RECALL
 from analysis.stats.records import (
     AGREEMENT,
     SHARE,
@@ -142,6 +143,7 @@ class _Builder:
         units: int | None = None,
         n: int | None = None,
         limits: tuple[float, float] | None = None,
+        by_construction: str = "",
     ) -> None:
         """A statistic of these rows (absent where it is undefined: the record maker drops it);
         ``n``: the units it is about, where they are not the rows (attributes, not judgments)."""
@@ -157,6 +159,7 @@ class _Builder:
                 test=test,
                 units=units,
                 limits=limits,
+                by_construction=by_construction,
             )
         )
 
@@ -174,9 +177,11 @@ def _prf(
     what: str,
     code: str,
     extra: dict[str, object],
+    marks_every_item: bool = False,
 ) -> None:
     """Precision, recall and F1 of ``pred`` against ``y`` (recall and precision are shares:
-    the units behind their denominators go with them)."""
+    the units behind their denominators go with them). ``marks_every_item``: ``pred`` is a rule
+    that says YES to any item (the all-positive rule), whose recall is 1 by construction."""
     y, pred = np.asarray(y, dtype=bool), np.asarray(pred, dtype=bool)
     denominators = {"precision": pred, "recall": y, "f1": None}
     for metric, den in denominators.items():
@@ -193,6 +198,7 @@ def _prf(
             more,
             units=None if den is None else b.plan.units_with(den),
             limits=SHARE,
+            by_construction=(EVERY_ITEM_RECALL if marks_every_item and metric == "recall" else ""),
         )
 
 
@@ -514,6 +520,7 @@ def relevance_records(
                 f"{rater} ({kind}) {on_items}",
                 code,
                 {**extra, "rater": rater, "rater_kind": kind},
+                marks_every_item=rater == ALL_POSITIVE,
             )
             if kind == "model":
                 rb.add(

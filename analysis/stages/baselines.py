@@ -39,13 +39,11 @@ from analysis.data.vocabulary import HUMAN_MAJORITY
 from analysis.provenance import Record
 from analysis.settings import BaselinesConfig
 from analysis.stages.selection import split_groups
-from analysis.stats.baseline_scores import BaselineSplit, baseline_score_records
+from analysis.stats.baseline_scores import ALL_POSITIVE, BaselineSplit, baseline_score_records
 from analysis.stats.settings import StatsSettings
 
 BM25 = "bm25"
 EMBEDDING = "minilm-embedding"
-#: the rule that marks every attribute relevant, reported beside the baselines
-ALL_POSITIVE = "all-positive"
 RAW_NAMES = {
     BM25: "rank-bm25 BM25Okapi",
     EMBEDDING: "all-MiniLM-L6-v2 cosine",
@@ -224,6 +222,7 @@ def evaluate_baseline(
             prompt_ids=rows["prompt_id"].to_numpy(),
             n_dev_prompts=int(len(dev_p)),
             n_items_without_text=int(items.attrs.get("n_without_text", 0)),
+            marks_every_item=scores is None,
         )
         records = baseline_score_records(split, stats)
         votes = pd.DataFrame(

@@ -6,7 +6,8 @@ precision, recall and F1 with intervals from the stage-2 design ``relevance_item
 and prompts crossed: the items of one prompt share its wording, those of one user its
 profile). They are the same statistics, on the same rows and resamples, as the relevance
 classifier's reference scores of the baseline (:mod:`analysis.learn.records`), so the two
-tables print one interval.
+tables print one interval. The recall of the all-positive rule is 1 by construction and is
+reported as such, without an interval (:data:`analysis.stats.records.BY_CONSTRUCTION`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from analysis.stats.settings import StatsSettings
 from analysis.stats.weighted_bootstrap import evaluate_counts, weighted_prf
 
 MODULE = "analysis.stats.baseline_scores"
+#: the rule reported beside the retrieval baselines that marks every attribute relevant (a
+#: rater of the baselines' votes, and so of the relevance classifier's references)
+ALL_POSITIVE = "all-positive"
+#: why the recall of a rule that marks every item relevant is not an estimate
+EVERY_ITEM_RECALL = (
+    "the rule marks every item relevant, so it misses none of the items the majority marks "
+    "relevant: its recall is 1 on any items"
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,9 @@ class BaselineSplit:
     prompt_ids: np.ndarray  # each item's prompt
     n_dev_prompts: int
     n_items_without_text: int
+    #: the rule marks every item relevant whatever the item (the all-positive rule): its recall
+    #: is 1 by construction, not an estimate
+    marks_every_item: bool = False
 
 
 def baseline_score_records(split: BaselineSplit, settings: StatsSettings) -> list[Record]:
@@ -84,6 +96,9 @@ def baseline_score_records(split: BaselineSplit, settings: StatsSettings) -> lis
             extra=extra,
             units=None if den is None else items.units_with(den),
             limits=SHARE,
+            by_construction=(
+                EVERY_ITEM_RECALL if split.marks_every_item and stat == "recall" else ""
+            ),
         )
         for stat, den in denominators.items()
     ]

@@ -29,6 +29,10 @@ test and its design in the same words and by the same rules, whichever stage com
   4. Undefined resamples are dropped and counted; fewer than half defined, or no spread at
      all (a constant rater's kappa is 0 on every resample), and the record states its value
      as "not estimable" instead of printing an interval of width zero.
+  5. A value fixed by the rule that made it, not estimated from a sample (the recall of the
+     rule that marks every item relevant is 1 on any items: ``Statistic.by_construction``
+     says why), gets no interval at all: the method says it is not estimated and why, so no
+     reader takes a Clopper-Pearson interval for uncertainty the value does not have.
 
 * **p-value** from the same resamples or the same variance as the interval: the inverted
   percentile interval (floored at ``1/B``, and then an upper bound: printed ``< 1/B``), or
@@ -69,6 +73,7 @@ __all__ = [
     "resample_p_value",
     "key_part",
     "NOT_ESTIMABLE",
+    "BY_CONSTRUCTION",
 ]
 
 #: a share on fewer units of its design gets the exact interval
@@ -81,6 +86,8 @@ AGREEMENT = (-1.0, 1.0)
 NONNEGATIVE = (0.0, math.inf)
 #: what a record states instead of a value whose resamples do not move
 NOT_ESTIMABLE = "not estimable"
+#: the interval method of a value fixed by the rule that made it (no interval)
+BY_CONSTRUCTION = "by construction"
 CORRECTIONS = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 #: the words a method uses where its p-value and interval come from different methods and
 #: may disagree (the consistency test of p-values and intervals accepts a record that says so)
@@ -132,6 +139,9 @@ class Statistic:
     #: (:data:`SHARE`) where ``units`` is given, :data:`AGREEMENT` for kappas and rank
     #: correlations, :data:`NONNEGATIVE` for ratios; None: unbounded
     limits: tuple[float, float] | None = None
+    #: why the value is fixed by construction (not estimated: no interval, no test); empty
+    #: for every estimated statistic
+    by_construction: str = ""
 
 
 # --------------------------------------------------------------------------------------
@@ -560,7 +570,9 @@ def make_records(statistics: Sequence[Statistic | None], settings: StatsSettings
     for s in statistics:
         if s is None:
             continue
-        if isinstance(s.estimate, Interval):
+        if s.by_construction:
+            made.append((s, _fixed(s, settings), None))
+        elif isinstance(s.estimate, Interval):
             if not math.isfinite(s.estimate.value):
                 continue
             made.append((s, Reading(s.estimate), s.design))
@@ -601,6 +613,18 @@ def make_records(statistics: Sequence[Statistic | None], settings: StatsSettings
     return sorted(records, key=lambda r: r.key)
 
 
+def _fixed(s: Statistic, settings: StatsSettings) -> Reading:
+    """The reading of a value fixed by construction: the value, no interval, and why."""
+    if s.test is not None:
+        raise ValueError(f"{s.key}: a value fixed by construction has nothing to test")
+    value = s.estimate.value if isinstance(s.estimate, Interval) else s.estimate.estimate
+    text = f"not estimated: {s.by_construction}, so it has no sampling error and no interval"
+    return Reading(
+        Interval(float(value), None, None, settings.ci_level, BY_CONSTRUCTION, text),
+        seed=settings.seed,
+    )
+
+
 def _record(
     s: Statistic,
     reading: Reading,
@@ -620,6 +644,8 @@ def _record(
         extra["design"] = design.name
     if iv.exact:
         extra["exact"] = True
+    if iv.method == BY_CONSTRUCTION:
+        extra["by_construction"] = True
     if s.test is not None and s.key in tests:
         p, bound, text = tests[s.key]
         family = members[s.key]

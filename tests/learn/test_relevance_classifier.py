@@ -156,3 +156,27 @@ def test_f1_difference_to_each_zero_shot_model_is_paired(
     assert gap.method.split("; ")[1] == own.method.split("; ")[1] and gap.n == own.n
     assert gap.extra["family"] == "classifier_minus_zero_shot"
     assert not any(k.startswith("stage2.classifier.final.f1_minus_zero_shot.bm25") for k in recs)
+
+
+def test_the_all_positive_reference_s_recall_is_one_by_construction(
+    learn: LearnConfig, stats: StatsSettings
+) -> None:
+    """On the classifier's items too the all-positive rule's recall is not estimated (no
+    interval); its precision is the majority's rate on those items, an estimate."""
+    world = stage2_world(signal=True)
+    bm25 = world["baseline_votes"]
+    world["baseline_votes"] = pd.concat(
+        [bm25, bm25.assign(rater="all-positive", vote=True)], ignore_index=True
+    )
+    result = run(world, learn)
+    assert result is not None
+    recs = {
+        r.key: r
+        for r in relevance_records([result], stats, "logistic", ["prompt", "user", "item"], 8, 20)
+    }
+    recall = recs["stage2.classifier.final.reference.all-positive.recall"]
+    assert recall.value == 1.0 and recall.ci_low is None and recall.extra["by_construction"]
+    assert "not estimated: the rule marks every item relevant" in recall.method
+    precision = recs["stage2.classifier.final.reference.all-positive.precision"]
+    assert precision.ci_low is not None and "by_construction" not in precision.extra
+    assert recs["stage2.classifier.final.reference.bm25.recall"].ci_low is not None

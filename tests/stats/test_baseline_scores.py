@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from sklearn.metrics import f1_score
@@ -51,3 +53,30 @@ def test_records_score_only_evaluation_prompts_with_the_stage2_design() -> None:
     assert "design relevance_items: users (10) x prompts (9) crossed" in f1.method
     one_way = baseline_score_records(split, stats_settings(n_boot=200, design="one_way"))
     assert "prompts (9) resampled alone" in one_way[0].method
+
+
+def test_the_all_positive_rule_s_recall_is_one_by_construction_without_an_interval() -> None:
+    """Its recall is not estimated: no Clopper-Pearson interval at 1, the method says why;
+    its precision and F1 are estimates as any rule's are."""
+    split = _split()
+    every = replace(
+        split, baseline="all-positive", pred=np.ones_like(split.pred), marks_every_item=True
+    )
+    recs = {r.key: r for r in baseline_score_records(every, stats_settings(n_boot=200, seed=3))}
+    recall = recs["stage2.final.recall_vs_majority.all-positive"]
+    assert recall.value == 1.0 and recall.ci_low is None and recall.ci_high is None
+    assert recall.extra["by_construction"] is True and "exact" not in recall.extra
+    assert recall.method.endswith(
+        "not estimated: the rule marks every item relevant, so it misses none of the items "
+        "the majority marks relevant: its recall is 1 on any items, so it has no sampling "
+        "error and no interval"
+    )
+    assert "Clopper" not in recall.method and "design" not in recall.method
+    precision = recs["stage2.final.precision_vs_majority.all-positive"]
+    assert precision.ci_low is not None and precision.ci_low < precision.value
+    # a rule that happens to find every relevant item on these items is still an estimate
+    lucky = replace(split, pred=split.gold | split.pred)
+    recs = {r.key: r for r in baseline_score_records(lucky, stats_settings(n_boot=200, seed=3))}
+    estimated = recs["stage2.final.recall_vs_majority.bm25"]
+    assert estimated.value == 1.0 and estimated.extra.get("exact") is True
+    assert estimated.ci_low is not None and estimated.ci_low < 1.0

@@ -117,6 +117,25 @@ def test_a_statistic_that_does_not_move_is_not_estimable() -> None:
     assert "same value on every resample" in r.method
 
 
+def test_a_value_fixed_by_construction_has_no_interval_and_no_test() -> None:
+    """A rule's recall that is 1 on any items: the value, no interval, the reason, no design;
+    asking to test it is an error naming the record."""
+    settings = stats_settings(n_boot=200, seed=2)
+    res = rate(np.ones(50), settings)
+    fixed = Statistic(
+        "k.recall", res, ".3f", "recall of a rule", "m:f", 50, units=50, by_construction="why"
+    )
+    r = one(fixed, settings)
+    assert (r.value, r.ci_low, r.ci_high, r.text) == (1.0, None, None, None)
+    assert r.display() == "1.000" and r.extra == {"by_construction": True}
+    assert (
+        r.method
+        == "recall of a rule; not estimated: why, so it has no sampling error and no interval"
+    )
+    with pytest.raises(ValueError, match="k.recall: a value fixed by construction"):
+        make_records([replace(fixed, test=NullTest(0.5, "over_selection"))], settings)
+
+
 def test_undefined_value_is_an_absent_key_and_extras_are_plain() -> None:
     settings = stats_settings(n_boot=100, seed=1)
     res = rate(np.r_[np.ones(30), np.zeros(30)], settings)
