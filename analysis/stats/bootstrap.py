@@ -549,8 +549,14 @@ def bootstrap_pairwise_kappa(
     min_shared: int = 0,
     jackknife: bool = True,
     strata: str | None = None,
+    table_statistic: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> PairwiseKappaBootstrap:
     """Cluster bootstrap of the pairwise Cohen's kappas and of their group means.
+
+    ``table_statistic`` replaces Cohen's kappa by another statistic of each pair's
+    contingency table (``(..., q, q)`` tables in, one value per table out: the largest kappa
+    the pair's marginals allow, or the share of it reached, :mod:`analysis.stats.
+    attainable_kappa`), on the same tables, resamples, group means and jackknife.
 
     All resamples' contingency tables of all pairs come from one matrix product,
     ``counts (B x C) @ tables (C x P q^2)`` (``tables`` sparse); kappa is then evaluated on
@@ -590,8 +596,14 @@ def bootstrap_pairwise_kappa(
     tables_c = _per_cluster_pair_tables(lc, pair_index, n_pairs, cl)  # (C, P q q), sparse
     total = np.asarray(tables_c.sum(axis=0)).ravel()
 
+    if table_statistic is not None and weights is not None:
+        raise ValueError("a table statistic replaces the (weighted) kappa: give one of them")
+
     def kappas(t: np.ndarray) -> np.ndarray:
-        return kappa_from_tables(t.reshape(t.shape[0], n_pairs, q, q), weights)
+        tables = t.reshape(t.shape[0], n_pairs, q, q)
+        if table_statistic is not None:
+            return table_statistic(tables)
+        return kappa_from_tables(tables, weights)
 
     reps, digest, seed_int = _replicate_totals(tables_c, n_boot, seed, kappas, cl.strata, stream)
     estimate = kappas(total[None, :])[0]

@@ -889,9 +889,11 @@ def pairwise_kappa(
     categories: Sequence[Any] | None = None,
     min_shared: int = 0,
     strata: str | None = None,
+    table_statistic: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> PairwiseKappas:
     """The pairwise Cohen's kappa matrix and its group means, each factor of ``plan_`` by the
-    engine (:func:`analysis.stats.bootstrap.bootstrap_pairwise_kappa` on its stream).
+    engine (:func:`analysis.stats.bootstrap.bootstrap_pairwise_kappa` on its stream);
+    ``table_statistic`` puts another statistic of each pair's table in kappa's place.
 
     ``long`` has the columns item, rater, label and one column per resampled factor's label
     (named as the factor: ``users``, ``prompts``, ``cells``, ``items``). The matrix cells are
@@ -916,6 +918,7 @@ def pairwise_kappa(
                 min_shared=min_shared,
                 jackknife=plan_.jackknife_of(f) or bool(people),
                 strata=strata if f.strata is not None else None,
+                table_statistic=table_statistic,
             )
         )
     first = boots[0]

@@ -13,6 +13,13 @@ analysed on its own; rounds are never pooled. Per round:
 * ``stage2.<round>.kappa.{human_human,model_model,human_model}``: group means of the pairwise
   Cohen's kappa matrix (the matrix itself is returned as a table for the figure), and
   ``stage2.<round>.kappa_diff.<a>_minus_<b>``: their paired differences with a test of 0.
+* ``stage2.<round>.kappa_max.<group>`` and ``stage2.<round>.kappa_share_of_max.<group>``: the
+  group means of the largest kappa each pair's two rates allow and of the share of it reached
+  (kappa / kappa_max, the prevalence-robust measure that carries "models agree with each other
+  more than with people": it holds the two raters' rates fixed), and
+  ``stage2.<round>.kappa_share_of_max_diff.<a>_minus_<b>`` its paired differences.
+* ``stage2.<round>.alpha.{human,model,all}``: Krippendorff's alpha over the people, the models
+  and both.
 * ``stage2.<round>.{kappa,f1,precision,recall}_vs_majority.<model>``: each model against the
   human-majority label (the study's definition).
 * ``stage2.<round>.ceiling.{kappa,f1}_human_vs_rest``: leave-one-human-out ceiling, each human
@@ -36,7 +43,7 @@ with the same seed and factors by :func:`analysis.stats.resampling.pairwise_kapp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +52,7 @@ import pandas as pd
 
 from analysis.data.vocabulary import HUMAN, HUMAN_MAJORITY, MODEL, VOTE_KINDS
 from analysis.provenance import Record
+from analysis.stats.attainable_kappa import kappa_max_from_tables, kappa_share_of_max_from_tables
 from analysis.stats.records import (
     AGREEMENT,
     NONNEGATIVE,
@@ -57,9 +65,11 @@ from analysis.stats.records import (
 )
 from analysis.stats.resampling import (
     DesignTotals,
+    PairwiseKappas,
     Plan,
     Resamples,
     Units,
+    agreement,
     cell_labels,
     pairwise_kappa,
     plan,
@@ -718,15 +728,11 @@ def kappa_group_means(rv: RoundVotes, rt: RoundTotals) -> tuple[list[Statistic],
     with people in it also deletes one annotator at a time.
     """
     settings = rt.settings
-    code = f"{MODULE}:kappa_group_means"
     raters = rv.raters
     empty = pd.DataFrame(columns=_MATRIX_COLUMNS)
     if len(raters) < 2 or rv.long.empty:
         return [], empty
-    kinds = {r: HUMAN for r in rv.humans} | {r: MODEL for r in rv.models}
-    # a model with a caveat is in the matrix (the figure) but not in the group means
-    groups = {r: (k if settings.in_aggregates(r) else "excluded") for r, k in kinds.items()}
-    left_out = [r for r in rv.models if not settings.in_aggregates(r)]
+    kinds, groups, left_out = _rater_groups(rv, settings)
     boot = pairwise_kappa(
         rt.people,
         rv.long,
@@ -764,6 +770,22 @@ def kappa_group_means(rv: RoundVotes, rt: RoundTotals) -> tuple[list[Statistic],
         .reset_index(drop=True)
     )
 
+    out, _ = pair_group_means(rv, rt, "kappa", boot, groups, left_out)
+    return out, matrix
+
+
+def _rater_groups(
+    rv: RoundVotes, settings: StatsSettings
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Each rater's kind, its group in the group means (a model with a caveat is in the matrix,
+    the figure, but in no group mean: group ``excluded``), and the models so left out."""
+    kinds = {r: HUMAN for r in rv.humans} | {r: MODEL for r in rv.models}
+    groups = {r: (k if settings.in_aggregates(r) else "excluded") for r, k in kinds.items()}
+    return kinds, groups, [r for r in rv.models if not settings.in_aggregates(r)]
+
+
+def _group_sizes(rv: RoundVotes, settings: StatsSettings) -> tuple[dict[str, int], dict[str, str]]:
+    """Items each group mean rests on, and the words for its raters."""
     counted = np.asarray([settings.in_aggregates(m) for m in rv.models], dtype=bool)
     n_h = rv.human_n
     n_m = np.isfinite(rv.model_votes)[:, counted].sum(axis=1)
@@ -778,6 +800,79 @@ def kappa_group_means(rv: RoundVotes, rt: RoundTotals) -> tuple[list[Statistic],
         "model_model": f"{n_counted} models",
         "human_model": f"{len(rv.humans)} humans x {n_counted} models",
     }
+    return n_items, labels
+
+
+@dataclass(frozen=True)
+class PairStatistic:
+    """A statistic of each rater pair's contingency table whose group means are reported.
+
+    ``table``: the statistic of a ``(..., q, q)`` table (None: Cohen's kappa); ``mean``: the
+    group mean's words, with ``{n}`` pairs of ``{who}``; ``difference``: the paired
+    differences' key part, family and words (``{a}`` minus ``{b}``), or None.
+    """
+
+    table: Callable[[np.ndarray], np.ndarray] | None
+    mean: str
+    difference: tuple[str, str, str] | None = None
+    #: the function of this module that makes its group means (the records' code)
+    maker: str = "attainable_agreement"
+
+
+#: the pair statistics of a round: key part -> what it is. Cohen's kappa; the largest kappa a
+#: pair's two rates of saying relevant allow (kappa_max; people say it about a fifth of the
+#: time and the models two to three times as often, which caps a human-model pair's kappa
+#: whatever it thinks of *which* attributes matter: :mod:`analysis.stats.attainable_kappa`);
+#: and the share of it reached (kappa / kappa_max), which holds the two rates fixed and so
+#: carries the comparison of people with models beyond the difference in rates
+PAIR_STATISTICS = {
+    "kappa": PairStatistic(
+        None,
+        "mean pairwise Cohen's kappa over the {n} pairs of {who}",
+        (
+            "kappa_diff",
+            "kappa_differences",
+            "mean pairwise Cohen's kappa of the {a} pairs minus that of the {b} pairs",
+        ),
+        "kappa_group_means",
+    ),
+    "kappa_max": PairStatistic(
+        kappa_max_from_tables,
+        "mean over the {n} pairs of {who} of the largest Cohen's kappa the pair's two "
+        "marginal rates allow (kappa_max)",
+    ),
+    "kappa_share_of_max": PairStatistic(
+        kappa_share_of_max_from_tables,
+        "mean over the {n} pairs of {who} of the share of that largest kappa the pair "
+        "reaches (kappa / kappa_max: agreement on which items, given the two raters' rates)",
+        (
+            "kappa_share_of_max_diff",
+            "kappa_share_differences",
+            "mean share of the attainable kappa (kappa / kappa_max) of the {a} pairs minus "
+            "that of the {b} pairs",
+        ),
+    ),
+}
+
+
+def pair_group_means(
+    rv: RoundVotes,
+    rt: RoundTotals,
+    part: str,
+    boot: PairwiseKappas,
+    groups: Mapping[str, str],
+    left_out: list[str],
+) -> tuple[list[Statistic], dict[str, Resamples]]:
+    """The group means of one pair statistic (``PAIR_STATISTICS[part]``) and their paired
+    differences, from its pairwise matrix ``boot``; the means by group as well.
+
+    A group mean with people in it has the people design (annotators deleted as well); the
+    models' alone the items design.
+    """
+    settings = rt.settings
+    spec = PAIR_STATISTICS[part]
+    n_items, labels = _group_sizes(rv, settings)
+    est = np.asarray(boot.matrix.estimate)
     means = {
         key: (res if key != "model_model" else res.under(rt.items))
         for key, res in boot.group_means.items()
@@ -791,16 +886,16 @@ def kappa_group_means(rv: RoundVotes, rt: RoundTotals) -> tuple[list[Statistic],
         defined = [(a, b, k) for a, b, k in block if np.isfinite(k)]
         out.append(
             Statistic(
-                key=f"{rv.prefix}.kappa.{key}",
+                key=f"{rv.prefix}.{part}.{key}",
                 estimate=res,
                 fmt=".2f",
                 what=(
-                    f"mean pairwise Cohen's kappa over the {len(defined)} pairs of "
-                    f"{labels[key]} ({rv.round} round; each pair on the items it shares)"
+                    spec.mean.format(n=len(defined), who=labels[key])
+                    + f" ({rv.round} round; each pair on the items it shares)"
                     + _sparse_phrase(groups, ga, gb, len(block), settings.min_shared_items)
                     + ("" if key == "human_human" else _left_out_phrase(left_out))
                 ),
-                code=code,
+                code=f"{MODULE}:{spec.maker}",
                 n=n_items[key],
                 extra={
                     "round": rv.round,
@@ -812,8 +907,92 @@ def kappa_group_means(rv: RoundVotes, rt: RoundTotals) -> tuple[list[Statistic],
                 unit="items",
             )
         )
-    out += kappa_differences(rv, means, n_items, left_out)
-    return out, matrix
+    if spec.difference is not None:
+        out += kappa_differences(rv, part, means, n_items, left_out)
+    return out, means
+
+
+def attainable_agreement(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
+    """Group means of kappa_max and of kappa / kappa_max, and the differences of the latter.
+
+    People mark about a fifth of the attributes relevant and the models two to three times as
+    many, so a human-model pair cannot reach a high kappa whatever it thinks of *which*
+    attributes matter (:mod:`analysis.stats.attainable_kappa`). ``kappa_max.<group>`` is the
+    mean over the group's pairs of the largest kappa their marginals allow;
+    ``kappa_share_of_max.<group>`` the mean share of it reached, which carries the comparison
+    of people with models beyond the difference in rates; ``kappa_share_of_max_diff.<a>_minus
+    _<b>`` its paired differences, tested against 0 in family ``kappa_share_differences``.
+    Same pairs, design and resamples as the kappa group means.
+    """
+    settings = rt.settings
+    if len(rv.raters) < 2 or rv.long.empty:
+        return []
+    _, groups, left_out = _rater_groups(rv, settings)
+    out: list[Statistic] = []
+    for part in ("kappa_max", "kappa_share_of_max"):
+        boot = pairwise_kappa(
+            rt.people,
+            rv.long,
+            groups=groups,
+            raters=list(rv.raters),
+            categories=[False, True],
+            min_shared=settings.min_shared_items,
+            table_statistic=PAIR_STATISTICS[part].table,
+        )
+        out += pair_group_means(rv, rt, part, boot, groups, left_out)[0]
+    return out
+
+
+#: Krippendorff's alpha over which raters of a round: key part -> (humans?, models?, words)
+ALPHA_GROUPS = {
+    "human": (True, False, "the human raters"),
+    "model": (False, True, "the models"),
+    "all": (True, True, "every human and model rater"),
+}
+
+
+def alpha_coefficients(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
+    """Krippendorff's alpha (nominal) over the people, the models, and both, per round.
+
+    One coefficient for any number of raters per item with missing votes allowed, beside the
+    pairwise kappas: ``alpha.human`` with at least two people, ``alpha.model`` with at least
+    two models (caveated models left out, as from every aggregate), ``alpha.all`` with at
+    least one of each. Statistics of people's votes have the people design (the annotators
+    resampled as well); the models' alone the items design.
+    """
+    settings = rt.settings
+    counted = [m for m in rv.models if settings.in_aggregates(m)]
+    _, _, left_out = _rater_groups(rv, settings)
+    out: list[Statistic] = []
+    for part, (with_h, with_m, words) in ALPHA_GROUPS.items():
+        raters = (list(rv.humans) if with_h else []) + (counted if with_m else [])
+        if (with_h and not rv.humans) or (with_m and not counted) or len(raters) < 2:
+            continue
+        long = rv.long[rv.long["rater"].isin(raters)]
+        design = rt.people if with_h else rt.items
+        res = agreement(design, long, "krippendorff_alpha", categories=[False, True])
+        if not np.isfinite(res.estimate):
+            continue
+        per_item = long.groupby("item")["rater"].size()
+        n = int((per_item >= 2).sum())
+        out.append(
+            Statistic(
+                key=f"{rv.prefix}.alpha.{part}",
+                estimate=res,
+                fmt=".2f",
+                what=(
+                    f"Krippendorff's alpha (nominal) over {words} ({len(raters)} raters, "
+                    f"{len(long)} votes on the {n} items with at least two; {rv.round} round; "
+                    "missing votes allowed)" + ("" if not with_m else _left_out_phrase(left_out))
+                ),
+                code=f"{MODULE}:alpha_coefficients",
+                n=n,
+                extra={"round": rv.round, "raters": raters},
+                limits=AGREEMENT,
+                unit="items",
+            )
+        )
+    return out
 
 
 def _cell_bounds(res: Resamples, settings: StatsSettings) -> tuple[float, float]:
@@ -842,17 +1021,21 @@ _GROUP_WORDS = {
 
 def kappa_differences(
     rv: RoundVotes,
+    part: str,
     means: Mapping[str, Resamples],
     n_items: Mapping[str, int],
     left_out: list[str],
 ) -> list[Statistic]:
-    """Differences of the kappa group means, each on the same resamples of both means.
+    """Differences of a pair statistic's group means, each on the same resamples of both.
 
     "Models agree with each other more than with people" is a statement about a difference;
     it gets its own interval (paired: both means on every resample; annotators deleted from
-    the side that has people) and a test of 0, adjusted within the round's family
-    ``kappa_differences``.
+    the side that has people) and a test of 0, adjusted within the round's family (Cohen's
+    kappa: ``kappa_differences``; kappa / kappa_max: ``kappa_share_differences``).
     """
+    spec = PAIR_STATISTICS[part]
+    assert spec.difference is not None
+    diff_part, family, words = spec.difference
     out: list[Statistic] = []
     for key, (a, b) in KAPPA_DIFFERENCES.items():
         if a not in means or b not in means:
@@ -862,23 +1045,23 @@ def kappa_differences(
         design = means[b] if "human" in b else means[a]
         out.append(
             Statistic(
-                key=f"{rv.prefix}.kappa_diff.{key}",
+                key=f"{rv.prefix}.{diff_part}.{key}",
                 estimate=Resamples(diff.estimate, diff.parts, design.design),
                 fmt="+.2f",
                 what=(
-                    f"mean pairwise Cohen's kappa of the {_GROUP_WORDS[a]} pairs minus that of "
-                    f"the {_GROUP_WORDS[b]} pairs ({rv.round} round; {rv.prefix}.kappa.{a} "
-                    f"minus {rv.prefix}.kappa.{b}, both on every resample)"
+                    words.format(a=_GROUP_WORDS[a], b=_GROUP_WORDS[b])
+                    + f" ({rv.round} round; {rv.prefix}.{part}.{a} "
+                    f"minus {rv.prefix}.{part}.{b}, both on every resample)"
                     f"{_left_out_phrase(left_out)}"
                 ),
                 code=f"{MODULE}:kappa_differences",
                 n=max(n_items[a], n_items[b]),
                 extra={
                     "round": rv.round,
-                    "minuend": f"{rv.prefix}.kappa.{a}",
-                    "subtrahend": f"{rv.prefix}.kappa.{b}",
+                    "minuend": f"{rv.prefix}.{part}.{a}",
+                    "subtrahend": f"{rv.prefix}.{part}.{b}",
                 },
-                test=NullTest(0.0, "kappa_differences", rv.round),
+                test=NullTest(0.0, family, rv.round),
                 unit="items",
             )
         )
@@ -918,6 +1101,8 @@ def round_statistics(
     statistics += human_ceiling(rv, rt)
     statistics += scores_vs_rest(rv, rt)
     kappa_statistics, matrix = kappa_group_means(rv, rt)
+    statistics += attainable_agreement(rv, rt)
+    statistics += alpha_coefficients(rv, rt)
     return make_records(statistics + kappa_statistics, settings), matrix
 
 

@@ -89,6 +89,7 @@ from analysis.stats.resampling import (
     totals,
 )
 from analysis.stats.settings import StatsSettings
+from analysis.stats.stratified import stratified_difference, stratum_weights
 from analysis.stats.study_common import (
     StudyDataError,
     ratio,
@@ -332,7 +333,12 @@ def no_better_share(
 
     def columns(score: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
         rated = np.isfinite(score)
-        return {"nb": (rated & (score <= NO_BETTER_AT_MOST)).astype(np.float64), "n": rated * 1.0}
+        return {
+            "nb": (rated & (score <= NO_BETTER_AT_MOST)).astype(np.float64),
+            "worse": (rated & (score < NO_BETTER_AT_MOST)).astype(np.float64),
+            "equal": (rated & (score == NO_BETTER_AT_MOST)).astype(np.float64),
+            "n": rated * 1.0,
+        }
 
     cols = columns(resp["rating"].to_numpy(dtype=np.float64))
     people = plan(settings, PEOPLE, _units(resp, RESPONSE, "responses", human["rater"].unique()))
@@ -359,6 +365,28 @@ def no_better_share(
             },
             units=tb.units_with("n"),
             unit="responses",
+        )
+    ] + [
+        Statistic(
+            key=f"stage3.{name}_share",
+            estimate=tb.stat(lambda g, name=name: ratio(g(name), g("n"))),
+            fmt=".1%",
+            what=(
+                f"share of the {len(resp)} rated personalized responses that people rate {words} "
+                "the generic one: a response's score is the mean over its attributes of the "
+                f"attribute's mean human rating, {rule} ({round_name} round; stage3.no_better_"
+                "share is the worse and the equal share together, so the tie rule moves the "
+                "no-better share by the equal share)"
+            ),
+            code=f"{MODULE}:no_better_share",
+            n=len(resp),
+            extra={"round": round_name, name: int(cols[name].sum())},
+            units=tb.units_with("n"),
+            unit="responses",
+        )
+        for name, words, rule in (
+            ("worse", "worse than", f"worse when the score is below {NO_BETTER_AT_MOST:g}"),
+            ("equal", "no different from", f"no different when it is {NO_BETTER_AT_MOST:g}"),
         )
     ]
 
@@ -543,6 +571,10 @@ def slot_totals(
                 sel = has & (mention[at] == flag)
                 cols[f"{label}sum|{name}"] = np.where(sel, x, 0.0)
                 cols[f"{label}n|{name}"] = sel * 1.0
+                for gen in gens:  # within each generator, for the stratified mention effect
+                    g = generator[at] == gen
+                    cols[f"{label}sum|{name}|{gen}"] = cols[f"{label}sum|{name}"] * g
+                    cols[f"{label}n|{name}|{gen}"] = cols[f"{label}n|{name}"] * g
         return cols
 
     h = slots["human"].to_numpy(dtype=np.float64)
@@ -702,7 +734,76 @@ def mention_effects(
         )
         if name != "human":
             deltas[name] = res.value
+    out += mention_effects_within_generator(st, judges, round_name)
     return out, deltas
+
+
+def mention_effects_within_generator(
+    st: SlotTotals, judges: list[str], round_name: str
+) -> list[Statistic]:
+    """The mention effect compared within each generator, pooled over generators.
+
+    Generators differ both in how often they mention attributes and in how good their
+    responses are, so the pooled mention effect can reflect which generator wrote a
+    response rather than the mention (:mod:`analysis.stats.stratified`). Within each
+    generator, slots with a mention are compared with slots without; the differences are
+    pooled with Cochran-Mantel-Haenszel weights ``n_m n_u / (n_m + n_u)`` (a generator whose
+    slots all, or never, mention gets weight 0). Same totals and design as the pooled effect;
+    tests of 0 in family ``mention_delta_within_generator``.
+    """
+    tb, settings = st.tb, st.settings
+    gens = sorted({k.rsplit("|", 1)[1] for k in tb.columns if k.startswith("mn|human|")})
+    out: list[Statistic] = []
+    if not gens:
+        return out
+    for name in ["human", *judges]:
+        counts = {
+            gen: (tb.point_of(f"mn|{name}|{gen}"), tb.point_of(f"un|{name}|{gen}")) for gen in gens
+        }
+        both = [gen for gen, (nm, nu) in counts.items() if nm > 0 and nu > 0]
+        if not both:
+            continue
+
+        def pooled(g: Any, name: str = name) -> np.ndarray:
+            def stack(part: str) -> np.ndarray:
+                return np.stack([np.asarray(g(f"{part}|{name}|{gen}")) for gen in gens], axis=-1)
+
+            return stratified_difference(stack("msum"), stack("mn"), stack("usum"), stack("un"))
+
+        res = st.stat(pooled, people=name == "human")
+        if not np.isfinite(res.estimate):
+            continue
+        weights = stratum_weights(
+            np.array([counts[gen][0] for gen in gens]), np.array([counts[gen][1] for gen in gens])
+        )
+        who = "human rating (mean of the slot's raters)" if name == "human" else f"judge {name}"
+        n = int(round(sum(nm + nu for nm, nu in counts.values())))
+        out.append(
+            Statistic(
+                key=f"stage3.mention_delta_within_generator.{key_part(name)}",
+                estimate=res,
+                fmt="+.2f",
+                what=(
+                    f"mean {who} of slots whose attribute the personalized response mentions "
+                    "explicitly minus that of slots without a mention, compared within each "
+                    f"generator and pooled over the {len(both)} generators with both kinds of "
+                    "slot (Cochran-Mantel-Haenszel weights n_m n_u / (n_m + n_u); "
+                    f"{round_name} round)"
+                ),
+                code=f"{MODULE}:mention_effects_within_generator",
+                n=n,
+                extra=settings.with_caveat(
+                    name,
+                    {
+                        "round": round_name,
+                        "weights": {gen: float(w) for gen, w in zip(gens, weights, strict=True)},
+                    },
+                ),
+                test=NullTest(0.0, "mention_delta_within_generator"),
+                unit="slots",
+            )
+        )
+    return out
 
 
 def mention_rates(

@@ -16,11 +16,15 @@ from tests.settings_defaults import compose_config_plain
 FAMILY_WORDS = {
     "over_selection": "the models' over-selection ratios",
     "kappa_differences": "the differences of the kappa group means",
+    "kappa_share_differences": (
+        "the differences of the group means of the share of the attainable kappa"
+    ),
     "gap_kappa": "the models' kappa gaps",
     "gap_f1": "F1 gaps to the left-out person",
     "judge_minus_human": "the judges' rating gaps to people",
     "judge_better_share_minus_human": "answers rated above the generic one minus people's",
     "mention_delta": "the mention effects of people and judges",
+    "mention_delta_within_generator": "the same effects compared within generators",
     "verifier_minus_zero_shot": "the trained verifier's differences from each zero-shot verifier",
     "classifier_minus_zero_shot": "the trained classifier's differences from each zero-shot model",
     "problematic_gap": "the real-minus-synthetic gap",

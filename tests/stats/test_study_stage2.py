@@ -146,6 +146,55 @@ def test_group_means_of_pairwise_kappa(final: dict) -> None:
     )
 
 
+def share_of_max(a: list[int], b: list[int]) -> tuple[float, float]:
+    """(kappa_max, kappa / kappa_max) of two raters by hand."""
+    n = len(a)
+    pa, pb = sum(a) / n, sum(b) / n
+    p_o = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    p_max = min(pa, pb) + min(1 - pa, 1 - pb)
+    return (p_max - p_e) / (1 - p_e), (p_o - p_e) / (p_max - p_e)
+
+
+def test_attainable_kappa_group_means_and_their_differences(final: dict) -> None:
+    """kappa_max and kappa / kappa_max per pair by hand, averaged over each group's pairs; the
+    difference of two groups' shares is the difference of their records."""
+    pairs = {
+        "human_human": [("A", "B"), ("A", "C"), ("B", "C")],
+        "model_model": [("M1", "M2")],
+        "human_model": [(h, m) for h in "ABC" for m in ("M1", "M2")],
+    }
+    for group, members in pairs.items():
+        by_hand = np.array([share_of_max(col(a), col(b)) for a, b in members])
+        kmax = final[f"stage2.final.kappa_max.{group}"]
+        share = final[f"stage2.final.kappa_share_of_max.{group}"]
+        assert kmax.value == pytest.approx(by_hand[:, 0].mean())
+        assert share.value == pytest.approx(by_hand[:, 1].mean())
+        assert share.unit == "items" and "kappa / kappa_max" in share.method
+    diff = final["stage2.final.kappa_share_of_max_diff.model_model_minus_human_model"]
+    assert diff.value == pytest.approx(
+        final["stage2.final.kappa_share_of_max.model_model"].value
+        - final["stage2.final.kappa_share_of_max.human_model"].value
+    )
+    assert diff.extra["family"] == "kappa_share_differences"
+
+
+def test_krippendorff_alpha_over_people_models_and_both(final: dict) -> None:
+    import krippendorff
+
+    def alpha(raters: list[str]) -> float:
+        data = np.array([col(r) for r in raters], dtype=float)
+        return krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+
+    assert final["stage2.final.alpha.human"].value == pytest.approx(alpha(["A", "B", "C"]))
+    assert final["stage2.final.alpha.model"].value == pytest.approx(alpha(["M1", "M2"]))
+    assert final["stage2.final.alpha.all"].value == pytest.approx(
+        alpha(["A", "B", "C", "M1", "M2"])
+    )
+    assert final["stage2.final.alpha.all"].n == 6
+    assert "every human and model rater (5 raters" in final["stage2.final.alpha.all"].method
+
+
 def loo_reference(h: str, humans: str = "ABC") -> list[float]:
     """The majority of the other humans by hand: NaN where fewer than 2 or they tie."""
     rest = [c for c in humans if c != h]
@@ -214,6 +263,12 @@ def test_every_record_is_complete(final: dict) -> None:
     for key, rec in final.items():
         assert rec.code.startswith("analysis.stats.study_stage2:"), key
         assert rec.seed == 7 and rec.n > 0, key
+        if rec.text == "not estimable":
+            # M2's relevant items are a subset of M1's: the pair reaches its largest kappa on
+            # every resample, a constant, and says so instead of printing a zero-width interval
+            assert key == "stage2.final.kappa_share_of_max.model_model" and rec.value == 1.0
+            assert rec.ci_low is None and "same value on every resample" in rec.method
+            continue
         assert "95% CI" in rec.method, key
         assert rec.ci_low is not None and rec.ci_high is not None, key
         assert rec.ci_low <= rec.value + 1e-12 and rec.value <= rec.ci_high + 1e-12, key
@@ -370,8 +425,10 @@ def test_bundled_size_gives_every_record() -> None:
     votes = bundled_sized_votes()
     result = stage2_statistics(votes, settings({**CFG, "n_boot": 2000}))
     keys = {r.key for r in result.records}
-    # 38 records, + 4 vs_rest records per model (5) + 3 kappa differences
-    assert "stage2.final.kappa.human_model" in keys and len(result.records) == 38 + 20 + 3
+    # 38 records, + 4 vs_rest records per model (5) + 3 kappa differences, + 3 x 2 group
+    # means of kappa_max and kappa / kappa_max, their 3 differences and 3 alphas
+    assert "stage2.final.kappa.human_model" in keys
+    assert len(result.records) == 38 + 20 + 3 + 6 + 3 + 3
     rate = by_key(result.records)["stage2.final.relevance_rate.human_majority"]
     assert 0.15 < rate.value < 0.3
 

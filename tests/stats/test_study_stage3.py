@@ -161,6 +161,33 @@ def test_mention_effects(recs: dict) -> None:
     assert "stage3.mention_habit_vs_bias.spearman" not in recs
 
 
+def test_worse_and_equal_shares_split_the_no_better_share(recs: dict) -> None:
+    # response scores: (u1,G1) 3 (equal), (u1,G2) 4.25, (u2,G1) 1.5 (worse), (u2,G2) 2.75
+    assert recs["stage3.worse_share"].value == pytest.approx(2 / 4)
+    assert recs["stage3.equal_share"].value == pytest.approx(1 / 4)
+    assert recs["stage3.worse_share"].value + recs["stage3.equal_share"].value == pytest.approx(
+        recs["stage3.no_better_share"].value
+    )
+    assert recs["stage3.worse_share"].unit == "responses"
+
+
+def test_mention_effect_within_generators_by_hand(recs: dict) -> None:
+    """G1: mentioned slot 1 vs unmentioned slots 2 and 5 (weight 1*2/3); G2: mentioned 3 and 6
+    vs unmentioned 4 and 7 (weight 2*2/4)."""
+    m, gen = np.array(MENTIONED), np.array([s[0][2] for s in SLOTS])
+    for name, values in (("human", HUMAN_MEAN), ("J1", J1), ("J2", J2)):
+        x = np.array(values, dtype=float)
+        diffs, weights = [], []
+        for g in ("G1", "G2"):
+            a, b = x[(gen == g) & m], x[(gen == g) & ~m]
+            diffs.append(a.mean() - b.mean())
+            weights.append(a.size * b.size / (a.size + b.size))
+        rec = recs[f"stage3.mention_delta_within_generator.{name}"]
+        assert rec.value == pytest.approx(np.average(diffs, weights=weights))
+        assert rec.extra["family"] == "mention_delta_within_generator"
+        assert rec.extra["weights"] == pytest.approx({"G1": 0.4, "G2": 0.6})
+
+
 def test_rank_agreement_and_ceiling(recs: dict) -> None:
     rho = stats.spearmanr(J1, HUMAN_MEAN).statistic
     assert recs["stage3.judge_spearman_vs_human.J1"].value == pytest.approx(rho)
