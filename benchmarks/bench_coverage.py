@@ -1,27 +1,42 @@
 """Coverage of the workflow's 95% intervals over many simulated worlds (on demand, not a test).
 
-Each world is the bundled world's generative model with a fresh seed. The script writes its
-raw files, reads them with the workflow's own adapter and computes the stage-1, 2 and 3
-records in process exactly as the statistics rules do with ``models=none`` (no workflow
-model: only the world's simulated raters), with the simulator's own explicit-mention labels
-in place of the text detector. Each estimate's interval is compared with the world's ground
-truth (``analysis.simulation.truth``, the same for every seed). Per estimator it reports the
-empirical coverage with its Wilson 95% Monte Carlo interval, the bias (mean estimate minus
-truth) with its Monte Carlo standard error, the mean interval width, and that width over
-the width a normal interval of the estimates' spread across worlds would have (above 1: the
-interval is wider than the estimator varies; below 1: narrower). The summary uses
-``analysis.stats.coverage`` and the committed ``truth.json``, as the paper's table does.
+Each world is the bundled world's generative model with a fresh seed: new users, prompts,
+annotators and models' yes-bias, drawn with every random effect the world has
+(``analysis.simulation``). The script writes its raw files, reads them with the workflow's
+own adapter and computes the stage-1, 2 and 3 records in process exactly as the statistics
+rules do with ``models=none`` (no workflow model: only the world's simulated raters), with
+the simulator's own explicit-mention labels in place of the text detector. It computes every
+record twice on the same world:
 
-Resumable: one JSON line per world is appended to ``coverage_worlds.jsonl`` (seed, n_boot,
-every estimate); a rerun skips seeds already there, so a later session extends R with
-``--worlds`` larger than before. ``--summarize`` rebuilds results.json["coverage"] and the
-README section from the lines without simulating. ``--jobs N`` runs N worlds at once in
-worker processes; the lines are still written in seed order. After a change to how an
-interval is computed, move the old lines away and run every world again: lines of two
-versions of the statistics do not mix.
+* **design**: the workflow's configuration (each statistic's declared resampling design);
+* **user-only**: the same statistics with users as the only resampled factor
+  (``USER_ONLY``), the design the workflow used before prompts and people were resampled.
+
+Each interval is compared with the world's ground truth (``analysis.simulation.truth``: it
+integrates over users, prompts and people and is conditional on the world's fixed factors,
+its five models and the annotators whose majority is the reference label, so it is computed
+per world and stored in the world's line). Per estimand the summary gives
+both intervals' coverage with Wilson 95% Monte Carlo intervals, the bias (mean estimate
+minus truth) with its Monte Carlo standard error, the mean width and the width over the
+estimates' spread across worlds (2 z sd: above 1 the interval is wider than the estimator
+varies). Pooled over estimands, coverage gets a Monte Carlo interval from resampling worlds
+(the estimands of one world are not independent) and a two-sided test of 0.95.
+
+Targets for the design's intervals (``analysis.stats.coverage.COVERAGE_TARGETS``): no
+estimand's Monte Carlo interval wholly below 0.93; pooled coverage in [0.94, 0.97]; an
+estimand whose Monte Carlo interval lies wholly above 0.97 only where its design is marked
+conservative and its width is at most 1.25 times the estimates' spread.
+
+Resumable: one JSON line per world is appended to ``coverage_worlds.jsonl``; a rerun skips
+seeds already there, so a later session extends R with ``--worlds`` larger than before.
+``--summarize`` rebuilds results.json["coverage"] and the README section from the lines
+without simulating. ``--jobs N`` runs N worlds at once in worker processes; the lines are
+still written in seed order. After a change to how an interval is computed or to the
+simulator, move the old lines away and run every world again: lines of two versions of the
+statistics or of the world do not mix (``--summarize`` refuses lines of two B).
 
     python benchmarks/bench_coverage.py --worlds 20              # a small check
-    python benchmarks/bench_coverage.py --worlds 1000 --n-boot 500 --jobs 2
+    python benchmarks/bench_coverage.py --worlds 1000 --jobs 2   # the paper's B (stats.n_boot)
     python benchmarks/bench_coverage.py --summarize
 """
 
@@ -37,7 +52,8 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from functools import partial
+from contextlib import nullcontext
+from functools import cache, partial
 from pathlib import Path
 
 import pandas as pd
@@ -52,9 +68,10 @@ from results_io import (
 )
 
 from analysis.data import read_dataset
-from analysis.paper.validation import read_coverage_worlds, read_truth
+from analysis.paper.validation import coverage_summary, read_coverage_worlds, read_truth
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world
 from analysis.simulation.simulate import World
+from analysis.simulation.truth import FixedFactors, world_truth
 from analysis.simulation.write import write_files
 from analysis.stages.combine import (
     combine_attribute_judgments,
@@ -62,7 +79,7 @@ from analysis.stages.combine import (
     combine_relevance_votes,
     combine_responses,
 )
-from analysis.stats.coverage import COVERAGE_TARGET, COVERAGE_WORLDS, interval_coverage
+from analysis.stats.coverage import COVERAGE_TARGETS, COVERAGE_WORLDS
 from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage1 import stage1_records
 from analysis.stats.study_stage2 import stage2_statistics
@@ -76,7 +93,12 @@ START, END = markers("coverage")
 #: fresh seeds: disjoint from the committed world's (20), the calibration's (0-39) and the
 #: truth's large draw (900000-)
 FIRST_SEED = 10_000
-#: the committed world's ground truth (the worlds share its model, so its truth)
+#: the two configurations compared on every world: the workflow's own, and users only
+DESIGN: tuple[str, ...] = ()
+USER_ONLY: tuple[str, ...] = ("stats.design=one_way", "stats.cluster=user")
+#: significant digits stored per number (Monte Carlo error is far larger)
+DIGITS = 7
+#: the committed world's truth: its keys are the estimands of the study
 TRUTH = BENCH_DIR.parent / "data" / "raw" / "bundled" / "truth.json"
 
 
@@ -101,9 +123,24 @@ def mention_labels(world: World, tables: dict[str, pd.DataFrame]) -> pd.DataFram
     )
 
 
-def world_estimates(seed: int, cfg: StatsSettings, version: str, keys: set[str]) -> dict[str, list]:
-    """[value, ci_low, ci_high] of every truth key the world's records estimate."""
+@cache
+def settings(n_boot: int, overrides: tuple[str, ...]) -> StatsSettings:
+    """The statistics rules' settings with ``models=none``, B and ``overrides``.
+
+    Built once per process and configuration, as a rule builds its settings once: composing
+    the Hydra config took about a third of a world's time when it was redone per world."""
+    cfg = compose_config(["models=none", f"stats.n_boot={n_boot}", *overrides])
+    return StatsSettings.from_rule_params(subtree(cfg, "stats", "run.seed", "stages.caveats"))
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.{DIGITS}g}")
+
+
+def world_line(seed: int, n_boot: int, version: str, keys: set[str]) -> dict:
+    """One world: its truth and both configurations' [value, ci_low, ci_high] per estimand."""
     world = simulate_world(dataclasses.replace(DEFAULT_PARAMETERS, seed=seed))
+    truth = world_truth(world.params, FixedFactors.of_world(world.truth))
     with tempfile.TemporaryDirectory() as tmp:
         write_files(world, Path(tmp))
         tables = read_dataset("annotation_tool", Path(tmp)).tables
@@ -111,12 +148,26 @@ def world_estimates(seed: int, cfg: StatsSettings, version: str, keys: set[str])
     votes = combine_relevance_votes(tables["relevance_votes"], [], version)
     ratings = combine_preference_ratings(tables["preference_ratings"], [], version)
     responses = combine_responses(tables["responses"], [], version)
-    records = [
-        *stage1_records(judgments, tables["users"], cfg),
-        *stage2_statistics(votes, cfg).records,
-        *stage3_records(ratings, cfg, mentions=mention_labels(world, tables), responses=responses),
-    ]
-    return {r.key: [r.value, r.ci_low, r.ci_high] for r in records if r.key in keys}
+    mentions = mention_labels(world, tables)
+    intervals = {}
+    for name, overrides in (("design", DESIGN), ("user_only", USER_ONLY)):
+        cfg = settings(n_boot, overrides)
+        records = [
+            *stage1_records(judgments, tables["users"], cfg),
+            *stage2_statistics(votes, cfg).records,
+            *stage3_records(ratings, cfg, mentions=mentions, responses=responses),
+        ]
+        intervals[name] = {
+            r.key: [_round(r.value), _round(r.ci_low), _round(r.ci_high)]
+            for r in records
+            if r.key in keys
+        }
+    return {
+        "seed": seed,
+        "n_boot": n_boot,
+        "truth": {k: _round(truth[k].value) for k in sorted(keys)},
+        "intervals": intervals,
+    }
 
 
 def done_seeds() -> set[int]:
@@ -125,12 +176,10 @@ def done_seeds() -> set[int]:
     return {json.loads(line)["seed"] for line in WORLDS.read_text().splitlines() if line.strip()}
 
 
-def timed_world(
-    seed: int, cfg: StatsSettings, version: str, keys: set[str]
-) -> tuple[dict[str, list], float]:
-    """:func:`world_estimates` and the seconds it took (in a worker process)."""
+def timed_world(seed: int, n_boot: int, version: str, keys: set[str]) -> tuple[dict, float]:
+    """:func:`world_line` and the seconds it took (in a worker process)."""
     start = time.perf_counter()
-    return world_estimates(seed, cfg, version, keys), time.perf_counter() - start
+    return world_line(seed, n_boot, version, keys), time.perf_counter() - start
 
 
 def run_worlds(n_worlds: int, n_boot: int, jobs: int = 1) -> None:
@@ -139,76 +188,47 @@ def run_worlds(n_worlds: int, n_boot: int, jobs: int = 1) -> None:
     The worlds run in ``jobs`` worker processes; each line is appended as soon as the worlds
     before it are done, so an interrupted run keeps a prefix of the seeds.
     """
-    # the committed truth's keys (as summarize reads them): the population truth takes
-    # longer to compute than a world takes to run
+    # the committed truth's keys: computing a truth needs the large draw (once per process)
     keys = {k for k, t in read_truth(TRUTH).items() if t.get("in_coverage", True)}
-    cfg = StatsSettings.from_rule_params(
-        subtree(
-            compose_config(["models=none", f"stats.n_boot={n_boot}"]),
-            "stats",
-            "run.seed",
-            "stages.caveats",
-        )
-    )
     version = compose_config(["models=none"])["prompts"]["version"]
     have = done_seeds()
     todo = [s for s in range(FIRST_SEED, FIRST_SEED + n_worlds) if s not in have]
     print(f"{len(have)} worlds already done; {len(todo)} to go (B = {n_boot})", flush=True)
-    one = partial(timed_world, cfg=cfg, version=version, keys=keys)
+    one = partial(timed_world, n_boot=n_boot, version=version, keys=keys)
     commit = git_state()["commit"]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        done = zip(todo, pool.map(one, todo), strict=True)
-        for i, (seed, (estimates, seconds)) in enumerate(done, 1):
-            line = {"seed": seed, "n_boot": n_boot, "estimates": estimates, "commit": commit}
+    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool:
+        results = pool.map(one, todo) if pool is not None else map(one, todo)
+        for i, (seed, (line, seconds)) in enumerate(zip(todo, results, strict=True), 1):
+            line["commit"] = commit
             with WORLDS.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line, sort_keys=True) + "\n")
             print(f"world {seed}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
 
 
 def summarize() -> dict:
-    """Coverage, its Wilson interval, bias and width per estimator, from the world lines.
+    """Coverage of both configurations per estimand and pooled, from the world lines.
 
-    The same function and the same truth file as the paper's validation table
-    (``analysis.paper.validation.coverage_records``), so the two cannot disagree.
+    The same function as the paper's validation records
+    (``analysis.paper.validation.coverage_summary``), so the two cannot disagree.
     """
-    truth = read_truth(TRUTH)
-    worlds = read_coverage_worlds(WORLDS)
     lines = [json.loads(x) for x in WORLDS.read_text().splitlines() if x.strip()]
-    rows = {}
-    for key, t in truth.items():
-        if not t.get("in_coverage", True) or key not in worlds:
-            continue
-        cov = interval_coverage(worlds[key], float(t["value"]))
-        rows[key] = {
-            "truth": float(t["value"]),
-            "worlds": cov.worlds,
-            "covered": cov.covered,
-            "coverage": cov.coverage,
-            "coverage_mc_low": cov.mc_low,
-            "coverage_mc_high": cov.mc_high,
-            "bias": cov.bias,
-            "bias_mc_se": cov.bias_mc_se,
-            "mean_ci_width": cov.mean_ci_width,
-            "width_to_spread": cov.width_to_spread,
-            "verdict": cov.verdict,
-        }
     return {
-        "worlds": len(lines),
-        "n_boot": sorted({ln["n_boot"] for ln in lines}),
-        "seeds": [min(ln["seed"] for ln in lines), max(ln["seed"] for ln in lines)],
-        # the commits the worlds ran at (lines written before the lines recorded it: None)
+        **coverage_summary(read_coverage_worlds(WORLDS)),
+        # the commits the worlds ran at
         "world_commits": dict(
             sorted(Counter(ln.get("commit") or "not recorded" for ln in lines).items())
         ),
-        "target": list(COVERAGE_TARGET),
-        "mc_interval": "Wilson 95% interval of the coverage proportion",
-        "estimators": rows,
     }
+
+
+def _cell(row: dict) -> str:
+    flag = "" if row["verdict"] == "ok" else f" **{row['verdict']}**"
+    return f"{row['coverage']:.3f} [{row['mc_low']:.3f}, {row['mc_high']:.3f}]{flag}"
 
 
 def readme_section(res: dict) -> str:
     env = res["environment"]
-    findings = [k for k, r in res["estimators"].items() if r["verdict"] != "ok"]
+    pooled = res["pooled"]
     lines = [
         START,
         "## Coverage of the 95% intervals over simulated worlds (`bench_coverage.py`)",
@@ -216,12 +236,17 @@ def readme_section(res: dict) -> str:
         f"R = {res['worlds']} worlds of the bundled world's model with fresh seeds"
         f" {res['seeds'][0]}-{res['seeds'][1]}, B = {', '.join(map(str, res['n_boot']))}"
         " bootstrap resamples per interval; statistics computed in process as the rules do"
-        " with `models=none` and the simulator's own mention labels; truth from"
-        " `analysis.simulation.truth` (`data/raw/bundled/truth.json`). Coverage is the share"
-        " of worlds whose interval holds the truth, with its Wilson 95% Monte Carlo interval;"
-        f" target: no interval wholly outside [{COVERAGE_TARGET[0]}, {COVERAGE_TARGET[1]}]."
-        f" Machine: {env['cpus']}"
-        f" shared CPUs, python {env['python']}, 1-min load average"
+        " with `models=none` and the simulator's own mention labels, twice per world: with"
+        " each statistic's declared design and with users as the only resampled factor; truth"
+        " per world from `analysis.simulation.truth` (random factors integrated out, the five"
+        " models conditioned on). Coverage is the share of worlds whose interval holds the"
+        " truth, with its Wilson 95% Monte Carlo interval; pooled coverage over estimands has"
+        " a percentile interval from resampling worlds. Targets for the design's intervals:"
+        f" no estimand's Monte Carlo interval wholly below {COVERAGE_TARGETS.floor};"
+        f" pooled in [{COVERAGE_TARGETS.pooled[0]}, {COVERAGE_TARGETS.pooled[1]}]; wholly above"
+        f" {COVERAGE_TARGETS.ceiling} only for a design marked conservative whose width is at"
+        f" most {COVERAGE_TARGETS.conservative_width} times the estimates' spread."
+        f" Machine: {env['cpus']} shared CPUs, python {env['python']}, 1-min load average"
         f" {env['load_average_1min_at_start']} at the start of the last call"
         + (" (which only summarized)." if env["summarize_only"] else f" ({env['wall_hours']} h).")
         + " Worlds by the commit they ran at: "
@@ -233,30 +258,28 @@ def readme_section(res: dict) -> str:
         + (f" {res['note']}" if res["note"] else ""),
         "",
         "```bash",
-        "python benchmarks/bench_coverage.py --worlds 1000 --n-boot 500 --jobs 2   # resumable",
-        "python benchmarks/bench_coverage.py --summarize                  # results + this table",
+        "python benchmarks/bench_coverage.py --worlds 1000 --jobs 2  # resumable; B: stats.n_boot",
+        "python benchmarks/bench_coverage.py --summarize             # results + this table",
         "```",
         "",
-        "| estimator | truth | worlds | coverage [MC 95%] | bias (MC se) | mean CI width"
-        " | width / spread |",
-        "|---|---:|---:|---|---:|---:|---:|",
-    ]
-    for key, r in res["estimators"].items():
-        flag = "" if r["verdict"] == "ok" else f" **{r['verdict']}**"
-        se = "" if r["bias_mc_se"] is None else f" ({r['bias_mc_se']:.4f})"
-        ratio = "" if r.get("width_to_spread") is None else f"{r['width_to_spread']:.2f}"
-        lines.append(
-            f"| `{key}` | {r['truth']:.4g} | {r['worlds']} | {r['coverage']:.3f}"
-            f" [{r['coverage_mc_low']:.3f}, {r['coverage_mc_high']:.3f}]{flag} |"
-            f" {r['bias']:+.4f}{se} | {r['mean_ci_width']:.4f} | {ratio} |"
-        )
-    lines += [
-        "",
-        "Findings (Monte Carlo interval wholly outside the target): "
-        + (", ".join(f"`{k}`" for k in findings) if findings else "none")
+        f"Pooled over {pooled['design']['estimands']} estimands: design"
+        f" {_cell(pooled['design'])} (test of 0.95: p = {pooled['design']['p_vs_nominal']:.3g});"
+        f" users only {_cell(pooled['user_only'])}"
+        f" (p = {pooled['user_only']['p_vs_nominal']:.3g}). Targets met:"
+        f" {'yes' if res['targets_met'] else 'no'}"
+        + (f" ({'; '.join(res['target_misses'])})" if res["target_misses"] else "")
         + ".",
-        END,
+        "",
+        "| estimand | users only [MC 95%] | design [MC 95%] | bias (MC se) | design width"
+        " / spread |",
+        "|---|---|---|---:|---:|",
     ]
+    for key, r in res["estimands"].items():
+        d, u = r["design"], r["user_only"]
+        se = "" if d["bias_mc_se"] is None else f" ({d['bias_mc_se']:.4f})"
+        ratio = "" if d["width_to_spread"] is None else f"{d['width_to_spread']:.2f}"
+        lines.append(f"| `{key}` | {_cell(u)} | {_cell(d)} | {d['bias']:+.4f}{se} | {ratio} |")
+    lines += [END]
     return "\n".join(lines) + "\n"
 
 
@@ -265,10 +288,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--worlds", type=int, default=COVERAGE_WORLDS, help="R: worlds in all (resumes)"
     )
-    parser.add_argument("--n-boot", type=int, default=500, help="bootstrap resamples per CI")
+    parser.add_argument(
+        "--n-boot",
+        type=int,
+        default=int(compose_config()["stats"]["n_boot"]),
+        help="bootstrap resamples per CI (default: the paper's stats.n_boot)",
+    )
     parser.add_argument("--summarize", action="store_true", help="only rebuild the summary")
     parser.add_argument("--jobs", type=int, default=1, help="worlds run at once (processes)")
-    parser.add_argument("--note", default="", help="a sentence for the README (e.g. why R < 1000)")
+    parser.add_argument("--note", default="", help="a sentence for the README (when, load, why)")
     args = parser.parse_args(argv)
     start = time.time()
     load = os.getloadavg()[0]
@@ -286,11 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     res["note"] = args.note or old.get("note", "")
     update_readme("coverage", readme_section(update_results("coverage", res)))
-    for key, r in res["estimators"].items():
-        print(
-            f"{key:60s} cover {r['coverage']:.3f} [{r['coverage_mc_low']:.3f},"
-            f" {r['coverage_mc_high']:.3f}] bias {r['bias']:+.4f} {r['verdict']}"
-        )
+    for key, r in res["estimands"].items():
+        print(f"{key:60s} users only {_cell(r['user_only'])}  design {_cell(r['design'])}")
+    print("pooled", res["pooled"], "targets met:", res["targets_met"], res["target_misses"])
     return 0
 
 

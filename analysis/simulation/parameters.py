@@ -22,7 +22,7 @@ import numpy as np
 
 from analysis import REPO_ROOT
 from analysis.settings import load_study
-from analysis.simulation.raters import RelevanceModel, evenly_spread
+from analysis.simulation.raters import RelevanceModel
 
 #: the file of the study's published figures (Hydra group ``study``); the scorecard reads it too
 STUDY_FILE = REPO_ROOT / "config" / "study" / "published.yaml"
@@ -94,8 +94,15 @@ class WorldParameters:
         "latent support of an attribute per quality class (ordered-logit location)",
     )
     stage1_item_sd: float = _p(1.0, "sd of an attribute's difficulty (shared by its raters)")
-    stage1_leniency_spread: float = _p(
-        0.5, "annotator leniency offsets are evenly spaced in +-this (logit)"
+    stage1_user_sd: float = _p(
+        0.3,
+        "sd of a user's shift of all their attributes' latent support [stated: the pilot's"
+        " five users cannot separate it from sampling noise]",
+    )
+    stage1_leniency_sd: float = _p(
+        0.88,
+        "sd of an annotator's leniency (logit), drawn per world [from data: the pilot's"
+        " eight stage-1 annotators, effect_sizes.stage1_leniency_sd]",
     )
     stage1_cutpoints: tuple[float, float] = _p(
         (-1.0, 1.0), "ordered-logit cutpoints: rejected | uncertain | accepted"
@@ -135,30 +142,51 @@ class WorldParameters:
     )
     hard_item_rate: float = _p(0.12, "P(an item is hard for people to judge)")
     hard_item_yes: float = _p(0.35, "P(a person says yes) on a hard, plausible item")
-    human_sensitivity: float = _p(0.6838, "P(person says yes | relevant, easy) [calibrated]")
+    human_sensitivity: float = _p(0.6933, "P(person says yes | relevant, easy) [calibrated]")
     human_false_positive: float = _p(
-        0.4915, "P(person says yes | irrelevant but plausible to the LLM view) [calibrated]"
+        0.4267, "P(person says yes | irrelevant but plausible to the LLM view) [calibrated]"
     )
     human_false_positive_far: float = _p(0.01, "P(person says yes | implausible item)")
     human_type_shift: tuple[float, ...] = _p(
         (0.5, 0.5, 0.0, -2.0),
         "logit shift of a person's yes on irrelevant (plausible) items per item type",
     )
-    stage2_human_offset_spread: float = _p(
-        0.35, "people's yes-bias offsets are evenly spaced in +-this (logit)"
+    stage2_human_offset_sd: float = _p(
+        0.62,
+        "sd of a person's yes-bias (logit), drawn per world [from data: the pilot's four"
+        " annotators on shared items, effect_sizes.human_offset_sd]",
+    )
+    prompt_relevance_sd: float = _p(
+        1.31,
+        "sd of a prompt's logit shift of how often its attributes truly matter [from data:"
+        " the spread of the final round's per-prompt majority rate, effect_sizes]",
+    )
+    user_relevance_sd: float = _p(
+        1.94,
+        "sd of a user's logit shift of how often their attributes truly matter [from data:"
+        " the spread of the final round's per-user majority rate, effect_sizes]",
+    )
+    prompt_difficulty_sd: float = _p(
+        2.06,
+        "sd of a prompt's logit shift of the LLM view on irrelevant items: how misleading it"
+        " is [from data: the spread of the models' per-prompt yes rate on majority-no items,"
+        " effect_sizes]",
     )
     llm_view_given_relevant: float = _p(0.97, "P(LLM view lights up | relevant)")
     llm_view_given_irrelevant: float = _p(
-        0.5218, "P(LLM view lights up | irrelevant), at type shift 0 [calibrated]"
+        0.3617, "P(LLM view lights up | irrelevant), at type shift 0 [calibrated]"
     )
     llm_view_type_shift: tuple[float, ...] = _p(
         (1.5, 0.8, 0.8, -1.0),
         "logit shift of the line above per item type: models over-read topical links",
     )
-    llm_yes_given_view: float = _p(0.9166, "P(model says yes | view lit) [calibrated]")
-    llm_yes_given_no_view: float = _p(0.1173, "P(model says yes | view dark) [calibrated]")
-    llm_offsets: tuple[float, ...] = _p(
-        (-0.8, -0.4, 0.0, 0.4, 0.8), "per-model yes-bias (logit): rates span about 40-60%"
+    llm_yes_given_view: float = _p(0.9195, "P(model says yes | view lit) [calibrated]")
+    llm_yes_given_no_view: float = _p(0.1293, "P(model says yes | view dark) [calibrated]")
+    llm_offset_sd: float = _p(
+        0.44,
+        "sd of a model's yes-bias (logit), drawn per world; the truth is conditional on the"
+        " draw (the five models are fixed) [from data: the pilot's four models on shared"
+        " items, effect_sizes.model_offset_sd]",
     )
 
     # ------------------------------------------------------------------ stage 3
@@ -171,10 +199,24 @@ class WorldParameters:
         (0.05, -0.20, 0.25, -0.15, 0.05),
         "mean personalization quality per generator (latent, 0 = no better than generic)",
     )
-    response_quality_sd: float = _p(0.5, "sd of a response's quality around its generator's")
+    response_quality_sd: float = _p(0.41, "sd of a response's quality around its generator's")
+    prompt_quality_sd: float = _p(
+        0.2,
+        "sd of a prompt's shift of every response's quality (some prompts personalize"
+        " better) [stated: the study's stage-3 ratings are not public]",
+    )
+    user_quality_sd: float = _p(
+        0.2,
+        "sd of a user's shift of the quality of responses personalized for them [stated]",
+    )
     slot_quality_sd: float = _p(0.5, "sd of one attribute slot's quality within a response")
     human_rating_offset: float = _p(0.03, "people's rating offset on the latent scale")
     human_rating_noise: float = _p(0.8, "sd of a person's rating noise (latent scale)")
+    stage3_severity_sd: float = _p(
+        0.25,
+        "sd of a stage-3 annotator's severity (rating offset, latent scale), drawn per world"
+        " [stated: the study's stage-3 ratings are not public]",
+    )
     human_mention_effect: float = _p(0.03, "rating uplift people give an explicit mention")
     generator_mention_rate: tuple[float, ...] = _p(
         (0.70, 0.55, 0.40, 0.25, 0.045),
@@ -199,7 +241,6 @@ class WorldParameters:
     def __post_init__(self) -> None:
         n_llm = len(self.llm_names)
         for name in (
-            "llm_offsets",
             "generator_quality",
             "generator_mention_rate",
             "judge_offset",
@@ -231,8 +272,10 @@ class WorldParameters:
         """(user, prompt) pairs of stage 2."""
         return self.n_prompts * self.users_per_prompt
 
-    def relevance_model(self) -> RelevanceModel:
-        """The stage-2 rater model these parameters define."""
+    def relevance_model(
+        self, human_offsets: tuple[float, ...] = (), llm_offsets: tuple[float, ...] = ()
+    ) -> RelevanceModel:
+        """The stage-2 rater model these parameters define, with one world's raters if given."""
         return RelevanceModel(
             prevalence=self.relevance_prevalence,
             hard_rate=self.hard_item_rate,
@@ -241,16 +284,17 @@ class WorldParameters:
             human_false_positive=self.human_false_positive,
             human_false_positive_far=self.human_false_positive_far,
             human_type_shift=self.human_type_shift,
-            human_offsets=tuple(
-                float(x)
-                for x in evenly_spread(self.n_stage2_humans, self.stage2_human_offset_spread)
-            ),
             llm_view_given_relevant=self.llm_view_given_relevant,
             llm_view_given_irrelevant=self.llm_view_given_irrelevant,
             llm_view_type_shift=self.llm_view_type_shift,
             llm_yes_given_view=self.llm_yes_given_view,
             llm_yes_given_no_view=self.llm_yes_given_no_view,
-            llm_offsets=self.llm_offsets,
+            prevalence_sd=float(np.hypot(self.prompt_relevance_sd, self.user_relevance_sd)),
+            plausibility_sd=self.prompt_difficulty_sd,
+            human_offset_sd=self.stage2_human_offset_sd,
+            llm_offset_sd=self.llm_offset_sd,
+            human_offsets=tuple(float(x) for x in human_offsets),
+            llm_offsets=tuple(float(x) for x in llm_offsets),
         )
 
     def with_relevance_model(self, model: RelevanceModel) -> WorldParameters:
@@ -269,6 +313,29 @@ class WorldParameters:
         return [
             (f.name, getattr(self, f.name), f.metadata["doc"]) for f in dataclasses.fields(self)
         ]
+
+
+#: the random effects of the world: parameter (an sd) -> (factor, what it shifts); the
+#: truth integrates over every one of them (the models' offsets excepted: it is conditional
+#: on their draw, the five models being fixed)
+RANDOM_EFFECTS: dict[str, tuple[str, str]] = {
+    "stage1_user_sd": ("users", "stage-1 latent support of the user's attributes"),
+    "stage1_leniency_sd": ("people (stage 1)", "an annotator's leniency"),
+    "prompt_relevance_sd": ("prompts", "logit P(an attribute matters), stage 2"),
+    "user_relevance_sd": ("users", "logit P(an attribute matters), stage 2"),
+    "prompt_difficulty_sd": ("prompts", "logit P(the LLM view lights up | irrelevant)"),
+    "stage2_human_offset_sd": ("people (stage 2)", "a person's logit yes-bias"),
+    "llm_offset_sd": ("models (fixed: the truth is conditional)", "a model's logit yes-bias"),
+    "prompt_quality_sd": ("prompts", "stage-3 response quality"),
+    "user_quality_sd": ("users", "stage-3 response quality"),
+    "stage3_severity_sd": ("people (stage 3)", "an annotator's rating offset"),
+}
+
+
+def effect_source(params: WorldParameters, name: str) -> str:
+    """Where an effect's size comes from: "data" or "stated" (its doc's bracketed mark)."""
+    doc = next(f.metadata["doc"] for f in dataclasses.fields(params) if f.name == name)
+    return "data" if "[from data" in doc else "stated"
 
 
 DEFAULT_PARAMETERS = WorldParameters()

@@ -24,7 +24,7 @@ the calibration solves against and what the parameter-recovery test checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -47,13 +47,6 @@ STAGE1_LABELS: tuple[str, ...] = (REJECTED, UNCERTAIN, ACCEPTED)
 TOOL_JUDGMENT: dict[str, str] = {label: code for code, label in TOOL_STAGE1_LABELS.items()}
 
 
-def evenly_spread(n: int, half_width: float) -> np.ndarray:
-    """``n`` offsets evenly spaced in [-half_width, half_width] (one per rater; mean 0)."""
-    if n == 1:
-        return np.zeros(1)
-    return np.linspace(-half_width, half_width, n)
-
-
 def draw_attribute_labels(
     class_index: np.ndarray,
     raters: np.ndarray,
@@ -62,13 +55,16 @@ def draw_attribute_labels(
     leniency: np.ndarray,
     cutpoints: tuple[float, float],
     rng: np.random.Generator,
+    shift: np.ndarray | None = None,
 ) -> np.ndarray:
     """Ordinal labels (0 rejected, 1 uncertain, 2 accepted) for attributes x rater slots.
 
     ``class_index`` has one entry per attribute; ``raters`` is (attributes, slots) of rater
-    indices into ``leniency``.
+    indices into ``leniency``; ``shift`` is each attribute's user effect (zero if None).
     """
     eta = rng.normal(0.0, item_sd, size=class_index.shape[0])
+    if shift is not None:
+        eta = eta + shift
     latent = (
         class_means[class_index][:, None]
         + eta[:, None]
@@ -83,36 +79,104 @@ def draw_attribute_labels(
 ITEM_TYPES: tuple[str, ...] = ("same_domain", "style", "adjacent", "unrelated")
 
 
+#: Gauss-Hermite nodes of every normal effect integrated out (prompt, user, rater)
+QUADRATURE_NODES = 24
+
+
+def normal_nodes(sd: float, n: int = QUADRATURE_NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights (summing to 1) integrating a function of an N(0, sd^2) effect."""
+    if sd == 0:
+        return np.zeros(1), np.ones(1)
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return sd * x, w / w.sum()
+
+
+def mean_logistic(base_logit: np.ndarray, sd: float) -> np.ndarray:
+    """E[expit(base_logit + e)] with e ~ N(0, sd^2): a probability with a normal effect."""
+    x, w = normal_nodes(sd)
+    return expit(np.asarray(base_logit, dtype=np.float64)[..., None] + x) @ w
+
+
+@dataclass(frozen=True)
+class RaterPool:
+    """Logit offsets of a group of raters: the drawn raters of one world, or a population.
+
+    A world's raters are ``offsets`` with equal weights (``population`` False); a population
+    of raters (people are a sample of annotators) is quadrature nodes of N(0, sd^2) with
+    their weights, so an expectation over the pool integrates the offset out.
+    """
+
+    offsets: np.ndarray
+    weights: np.ndarray
+    population: bool
+
+    @classmethod
+    def drawn(cls, offsets: tuple[float, ...] | np.ndarray) -> RaterPool:
+        o = np.asarray(offsets, dtype=np.float64)
+        return cls(o, np.full(len(o), 1 / len(o)), False)
+
+    @classmethod
+    def normal(cls, sd: float) -> RaterPool:
+        x, w = normal_nodes(sd)
+        return cls(x, w, True)
+
+    def pair_mean(self, matrix: np.ndarray) -> float:
+        """Mean of a pairwise statistic over two distinct raters of the pool."""
+        if self.population:
+            return float(self.weights @ matrix @ self.weights)
+        n = len(self.offsets)
+        return float((matrix.sum() - np.trace(matrix)) / (n * (n - 1)))
+
+    def mean(self, values: np.ndarray) -> float | np.ndarray:
+        """Mean over the pool's raters of per-rater values (first axis)."""
+        return self.weights @ values
+
+
 @dataclass(frozen=True)
 class RelevanceModel:
-    """Everything that decides a stage-2 vote; see the module docstring."""
+    """Everything that decides a stage-2 vote; see the module docstring.
 
-    prevalence: tuple[float, ...]  # P(z=1 | item type), in ITEM_TYPES order
+    Items carry two normal logit effects: ``prevalence_sd`` (a prompt's and a user's shift of
+    how often an attribute truly matters, combined) and ``plausibility_sd`` (a prompt's shift
+    of how often the LLM view lights up on an irrelevant item: how misleading the prompt is).
+    People's and models' yes-bias offsets are drawn per world from N(0, human_offset_sd^2)
+    and N(0, llm_offset_sd^2); ``human_offsets`` / ``llm_offsets`` are one world's draws
+    (empty for the population model that calibration and truth integrate over).
+    """
+
+    prevalence: tuple[float, ...]  # P(z=1 | item type) at zero effects, in ITEM_TYPES order
     hard_rate: float  # P(item is hard for people)
     hard_yes: float  # P(a person says yes | hard item the LLM view finds plausible)
     human_sensitivity: float  # P(yes | z=1, easy), before the rater's offset
     human_false_positive: float  # P(yes | z=0, w=1, easy), before the rater's offset
     human_false_positive_far: float  # P(yes | z=0, w=0): an implausible item, hard or not
     human_type_shift: tuple[float, ...]  # logit shift of a person's yes on irrelevant items
-    human_offsets: tuple[float, ...]  # per-person logit bias
     llm_view_given_relevant: float  # P(w=1 | z=1)
-    llm_view_given_irrelevant: float  # P(w=1 | z=0) at type shift 0
+    llm_view_given_irrelevant: float  # P(w=1 | z=0) at type shift 0 and zero effect
     llm_view_type_shift: tuple[float, ...]  # logit shift of the line above per item type
     llm_yes_given_view: float  # P(model says yes | w=1), before the model's offset
     llm_yes_given_no_view: float  # P(model says yes | w=0), before the model's offset
-    llm_offsets: tuple[float, ...]  # per-model logit bias
+    prevalence_sd: float = 0.0  # sd of an item's logit prevalence shift (prompt + user)
+    plausibility_sd: float = 0.0  # sd of a prompt's logit shift of the LLM view (irrelevant)
+    human_offset_sd: float = 0.0  # sd of a person's logit yes-bias
+    llm_offset_sd: float = 0.0  # sd of a model's logit yes-bias
+    human_offsets: tuple[float, ...] = ()  # one world's people
+    llm_offsets: tuple[float, ...] = ()  # one world's models
 
     def class_table(self, type_shares: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Latent classes (type, z, hard, w): probabilities and every rater's P(yes).
+        """Latent classes (type, z, hard, w): probabilities and each class's base logits.
 
-        Returns ``(p, human_yes, llm_yes)`` with ``p`` of shape (C,), ``human_yes`` of shape
-        (n_humans, C) and ``llm_yes`` of shape (n_models, C).
+        The item effects are integrated out: P(z | type) and P(w | z = 0, type) are means of
+        the logistic over their normal effects (the two effects are independent, so the
+        class probabilities factor). Returns ``(p, human_base, llm_base)``, each of shape
+        (C,): a rater's P(yes) in a class is ``expit(base + offset)``.
         """
         t, z, h, w = (a.ravel() for a in np.meshgrid(range(4), (0, 1), (0, 1), (0, 1)))
-        prev = np.asarray(self.prevalence)[t]
-        view0 = expit(
-            logit(self.llm_view_given_irrelevant) + np.asarray(self.llm_view_type_shift)[t]
-        )
+        prev = mean_logistic(logit(np.asarray(self.prevalence)), self.prevalence_sd)[t]
+        view0 = mean_logistic(
+            logit(self.llm_view_given_irrelevant) + np.asarray(self.llm_view_type_shift),
+            self.plausibility_sd,
+        )[t]
         p_view = np.where(z == 1, self.llm_view_given_relevant, view0)
         p = (
             np.asarray(type_shares)[t]
@@ -120,21 +184,30 @@ class RelevanceModel:
             * np.where(h == 1, self.hard_rate, 1 - self.hard_rate)
             * np.where(w == 1, p_view, 1 - p_view)
         )
-        base_h = self._human_base(z == 1, h == 1, w == 1, t)
-        base_l = np.where(w == 1, self.llm_yes_given_view, self.llm_yes_given_no_view)
-        human_yes = expit(logit(base_h)[None, :] + np.asarray(self.human_offsets)[:, None])
-        llm_yes = expit(logit(base_l)[None, :] + np.asarray(self.llm_offsets)[:, None])
-        return p, human_yes, llm_yes
+        base_h = logit(self._human_base(z == 1, h == 1, w == 1, t))
+        base_l = logit(np.where(w == 1, self.llm_yes_given_view, self.llm_yes_given_no_view))
+        return p, base_h, base_l
 
     def draw_items(
-        self, item_types: np.ndarray, rng: np.random.Generator
+        self,
+        item_types: np.ndarray,
+        rng: np.random.Generator,
+        prevalence_shift: np.ndarray | None = None,
+        plausibility_shift: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each item's truth ``z``, hardness and LLM view ``w`` (boolean arrays)."""
+        """Each item's truth ``z``, hardness and LLM view ``w`` (boolean arrays).
+
+        The shifts are each item's logit effects (its prompt's and user's; zero if None).
+        """
         n = item_types.shape[0]
-        z = rng.random(n) < np.asarray(self.prevalence)[item_types]
+        e = np.zeros(n) if prevalence_shift is None else prevalence_shift
+        d = np.zeros(n) if plausibility_shift is None else plausibility_shift
+        z = rng.random(n) < expit(logit(np.asarray(self.prevalence))[item_types] + e)
         hard = rng.random(n) < self.hard_rate
         view0 = expit(
-            logit(self.llm_view_given_irrelevant) + np.asarray(self.llm_view_type_shift)[item_types]
+            logit(self.llm_view_given_irrelevant)
+            + np.asarray(self.llm_view_type_shift)[item_types]
+            + d
         )
         w = rng.random(n) < np.where(z, self.llm_view_given_relevant, view0)
         return z, hard, w
@@ -171,6 +244,16 @@ class RelevanceModel:
         base = np.where(w, self.llm_yes_given_view, self.llm_yes_given_no_view)
         return expit(logit(base) + self.llm_offsets[model])
 
+    def human_pool(self) -> RaterPool:
+        """People as the population the study generalizes to (their offsets integrated)."""
+        return RaterPool.normal(self.human_offset_sd)
+
+    def llm_pool(self, fixed: bool = True) -> RaterPool:
+        """The models: this world's five (fixed) or, for calibration, their population."""
+        if fixed and self.llm_offsets:
+            return RaterPool.drawn(self.llm_offsets)
+        return RaterPool.normal(self.llm_offset_sd)
+
 
 def kappa_from_rates(p_a: np.ndarray, p_b: np.ndarray, p11: np.ndarray) -> np.ndarray:
     """Cohen's kappa of two binary raters from their yes rates and joint yes rate."""
@@ -179,32 +262,36 @@ def kappa_from_rates(p_a: np.ndarray, p_b: np.ndarray, p11: np.ndarray) -> np.nd
     return (observed - chance) / (1 - chance)
 
 
-def _mean_offdiag(m: np.ndarray) -> float:
-    n = m.shape[0]
-    return float((m.sum() - np.trace(m)) / (n * (n - 1)))
+def pool_yes(pool: RaterPool, base: np.ndarray) -> np.ndarray:
+    """P(yes) of each rater of ``pool`` in each latent class: shape (raters, classes)."""
+    return expit(np.asarray(base)[None, :] + pool.offsets[:, None])
 
 
 def expected_relevance_statistics(
-    model: RelevanceModel, type_shares: np.ndarray
+    model: RelevanceModel, type_shares: np.ndarray, fixed_models: bool = False
 ) -> dict[str, float]:
     """Population values of the stage-2 statistics the study reports.
 
     Kappas are group means of the pairwise Cohen's kappa matrix (human-human,
-    model-model, human-model), as in the paper's rater x rater figure.
+    model-model, human-model), as in the paper's rater x rater figure, each pair's kappa
+    taken from its population 2x2 table (items and their effects integrated out). People
+    are integrated over their population; models too for calibration (``fixed_models``
+    False: the figures hold in expectation over worlds), or held at this world's drawn
+    offsets for the truth (the five models are the models studied).
     """
-    p, hy, ly = model.class_table(type_shares)
+    p, base_h, base_l = model.class_table(type_shares)
+    humans, models = model.human_pool(), model.llm_pool(fixed=fixed_models)
+    hy, ly = pool_yes(humans, base_h), pool_yes(models, base_l)
     rate_h, rate_l = hy @ p, ly @ p
     hh = kappa_from_rates(rate_h[:, None], rate_h[None, :], (hy * p) @ hy.T)
     ll = kappa_from_rates(rate_l[:, None], rate_l[None, :], (ly * p) @ ly.T)
     hl = kappa_from_rates(rate_h[:, None], rate_l[None, :], (hy * p) @ ly.T)
     return {
-        "human_yes_rate": float(rate_h.mean()),
-        "llm_yes_rate": float(rate_l.mean()),
-        "llm_yes_rate_min": float(rate_l.min()),
-        "llm_yes_rate_max": float(rate_l.max()),
-        "kappa_human_human": _mean_offdiag(hh),
-        "kappa_llm_llm": _mean_offdiag(ll),
-        "kappa_human_llm": float(hl.mean()),
+        "human_yes_rate": float(humans.mean(rate_h)),
+        "llm_yes_rate": float(models.mean(rate_l)),
+        "kappa_human_human": humans.pair_mean(hh),
+        "kappa_llm_llm": models.pair_mean(ll),
+        "kappa_human_llm": float(humans.weights @ hl @ models.weights),
     }
 
 
@@ -216,6 +303,14 @@ RELEVANCE_TARGET_KEYS: tuple[str, ...] = (
     "kappa_llm_llm",
     "kappa_human_llm",
 )
+#: the free probabilities of the calibration, in its parameter order
+RELEVANCE_FREE: tuple[str, ...] = (
+    "human_sensitivity",
+    "human_false_positive",
+    "llm_view_given_irrelevant",
+    "llm_yes_given_view",
+    "llm_yes_given_no_view",
+)
 
 
 def calibrate_relevance(
@@ -225,51 +320,28 @@ def calibrate_relevance(
 
     Free: human sensitivity and false-positive rate, the LLM view's rate on irrelevant
     items, and the models' yes rates with and without the view (all on the logit scale).
-    Everything else (prevalence, hardness, offsets, type shifts) stays as given. Raises
-    ``ValueError`` when the targets cannot be reached within 0.005.
+    Everything else (prevalence, hardness, effects, offset sds, type shifts) stays as given;
+    expectations are over worlds (people and models integrated). Raises ``ValueError`` when
+    the targets cannot be reached within 0.005.
     """
     goal = np.array([targets[k] for k in RELEVANCE_TARGET_KEYS])
 
     def build(x: np.ndarray) -> RelevanceModel:
-        s, f, v, a, b = (float(v) for v in expit(x))
-        return RelevanceModel(
-            prevalence=template.prevalence,
-            hard_rate=template.hard_rate,
-            hard_yes=template.hard_yes,
-            human_sensitivity=s,
-            human_false_positive=f,
-            human_false_positive_far=template.human_false_positive_far,
-            human_type_shift=template.human_type_shift,
-            human_offsets=template.human_offsets,
-            llm_view_given_relevant=template.llm_view_given_relevant,
-            llm_view_given_irrelevant=v,
-            llm_view_type_shift=template.llm_view_type_shift,
-            llm_yes_given_view=a,
-            llm_yes_given_no_view=b,
-            llm_offsets=template.llm_offsets,
+        return replace(
+            template, **{k: float(v) for k, v in zip(RELEVANCE_FREE, expit(x), strict=True)}
         )
 
     def residual(x: np.ndarray) -> np.ndarray:
         stats = expected_relevance_statistics(build(x), type_shares)
         return np.array([stats[k] for k in RELEVANCE_TARGET_KEYS]) - goal
 
-    start = logit(
-        np.array(
-            [
-                template.human_sensitivity,
-                template.human_false_positive,
-                template.llm_view_given_irrelevant,
-                template.llm_yes_given_view,
-                template.llm_yes_given_no_view,
-            ]
-        )
-    )
+    start = logit(np.array([getattr(template, k) for k in RELEVANCE_FREE]))
     fit = least_squares(residual, start, bounds=(-8, 8), xtol=1e-12, ftol=1e-12)
     worst = float(np.abs(residual(fit.x)).max())
     if worst > 0.005:
         raise ValueError(
             f"relevance targets {targets} are out of reach of this model "
-            f"(closest miss {worst:.3f}); change prevalence, hardness or offsets"
+            f"(closest miss {worst:.3f}); change prevalence, hardness, effects or offsets"
         )
     return build(fit.x)
 

@@ -18,8 +18,10 @@ same annotation-tool layout so the whole workflow can be timed on it
   parameters repeat the five's in turn (model ``m`` behaves like model ``m mod 5``).
 
 The world is written block by block (appending to each file), so memory stays at one block.
-Its ``truth.json`` is the population truth of one block's generative model (the per-item
-truths do not depend on the number of blocks; pool-dependent ones use the scaled pools).
+Its ``truth.json`` is the truth of one block's generative model (the per-item truths do not
+depend on the number of blocks), conditional on the models' and the crowd's yes-bias.
+The raters' effects (people's and models' offsets) are drawn once for the whole pool from
+the stream ``(seed, RATER_STREAM, K)``; each block draws its prompts' and users' effects.
 """
 
 from __future__ import annotations
@@ -32,13 +34,20 @@ from pathlib import Path
 import numpy as np
 
 from analysis.simulation.parameters import WorldParameters
-from analysis.simulation.simulate import _STREAMS, BlockStart, World, simulate_block
-from analysis.simulation.truth import truth_json
+from analysis.simulation.simulate import (
+    _STREAMS,
+    RATER_STREAM,
+    BlockStart,
+    RaterEffects,
+    World,
+    draw_rater_effects,
+    simulate_block,
+)
+from analysis.simulation.truth import FixedFactors, truth_json
 from analysis.simulation.write import CARD_MARKER, TRUTH_FILE, _clear_previous, _dump
 
 #: the model parameters that hold one value per model
 _PER_MODEL = (
-    "llm_offsets",
     "generator_quality",
     "generator_mention_rate",
     "judge_offset",
@@ -73,16 +82,29 @@ def is_scaled(p: WorldParameters, scale: int, n_models: int) -> bool:
     return scale != 1 or n_models != len(p.llm_names)
 
 
+def crowd(p: WorldParameters, scale: int, n_models: int) -> RaterEffects:
+    """The scaled world's raters' effects, drawn once for the whole pool (every block's)."""
+    block_params = scaled_parameters(p, scale, n_models)
+    return draw_rater_effects(block_params, np.random.default_rng([p.seed, RATER_STREAM, scale]))
+
+
+def _fixed(raters: RaterEffects) -> FixedFactors:
+    return FixedFactors(
+        tuple(float(x) for x in raters.llm), tuple(float(x) for x in raters.stage2_human)
+    )
+
+
 def simulate_blocks(p: WorldParameters, scale: int, n_models: int) -> Iterator[World]:
     """The blocks of the scaled world, in order (each numbered on from the one before)."""
     block_params = scaled_parameters(p, scale, n_models)
+    raters = crowd(p, scale, n_models)
     loads: dict[str, np.ndarray] = {}
     at = BlockStart()
     for b in range(scale):
         streams = {
             name: np.random.default_rng([p.seed, k, scale, b]) for k, name in enumerate(_STREAMS)
         }
-        world = simulate_block(block_params, streams, at, loads)
+        world = simulate_block(block_params, streams, at, loads, raters)
         yield world
         files = world.files
         at = BlockStart(
@@ -113,7 +135,9 @@ def write_scaled_world(p: WorldParameters, scale: int, n_models: int, out: Path)
     card = out / "README.md"
     card.write_text(_card(p, scale, block_params, counts), encoding="utf-8", newline="\n")
     truth = out / TRUTH_FILE
-    truth.write_text(truth_json(block_params), encoding="utf-8", newline="\n")
+    truth.write_text(
+        truth_json(block_params, _fixed(crowd(p, scale, n_models))), encoding="utf-8", newline="\n"
+    )
     return [*written, card, truth]
 
 
@@ -140,8 +164,9 @@ def _card(p: WorldParameters, scale: int, block: WorldParameters, counts: dict[s
             f" stage 3 {block.n_stage3_humans}",
             f"- models: {', '.join(block.llm_names)}",
             "",
-            f"`{TRUTH_FILE}` is the population truth of one block's generative model (with the"
-            " scaled pools); see `analysis/simulation/scale.py`.",
+            f"`{TRUTH_FILE}` is the truth of one block's generative model (with the scaled pools,"
+            " conditional on the models' and the crowd's drawn yes-bias); see"
+            " `analysis/simulation/scale.py`.",
             "",
         ]
     )

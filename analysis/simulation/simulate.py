@@ -15,9 +15,17 @@ The order of events follows the study:
    human-majority relevant attributes); people and model judges rate personalized vs generic
    per relevant attribute.
 
-Randomness comes from one PCG64 stream per part (users, text, stage 1, 2, 3, and the reasons
-of stage-1 flags, added last with its own stream so that every earlier draw kept its value),
-so changing a rater parameter of one stage changes that stage's judgments and nothing else.
+Randomness comes from one PCG64 stream per part (users, text, stage 1, 2, 3, the reasons of
+stage-1 flags, then the random effects of prompts and users, and those of raters; each added
+later with its own stream so that every earlier draw kept its value), so changing a rater
+parameter of one stage changes that stage's judgments and nothing else.
+
+Random effects (the factors the study's intervals generalize over) are drawn per world:
+prompts (how often their attributes matter, how misleading they are to models, how well
+responses to them personalize), users (the same for their profiles, and a shift of their
+attributes' stage-1 support) and raters (people's leniency, yes-bias and severity in each
+stage; the models' yes-bias). Their sizes are parameters (``parameters.py``; which come from
+the real exports is in ``effect_sizes``) and the draws are in ``World.truth``.
 """
 
 from __future__ import annotations
@@ -42,7 +50,6 @@ from analysis.simulation.raters import (
     STAGE1_LABELS,
     TOOL_JUDGMENT,
     draw_attribute_labels,
-    evenly_spread,
     rating_from_latent,
 )
 
@@ -50,7 +57,10 @@ Record = dict[str, Any]
 SUPPORTED, SPECULATIVE, OVERGENERALIZED, CONFUSED = range(4)
 MODES = ("no_context", "attributes", "gt_attributes")
 #: one stream per part; a part added later gets the next index, so earlier parts keep their draws
-_STREAMS = ("users", "text", "stage1", "stage2", "stage3", "stage1_flags")
+_STREAMS = ("users", "text", "stage1", "stage2", "stage3", "stage1_flags", "effects")
+#: the stream of the raters' effects: drawn once per world (a scaled world's blocks share
+#: one crowd, so its raters' effects are drawn once for the whole pool)
+RATER_STREAM = len(_STREAMS)
 _NAMES = ("Dana", "Sam", "Alex", "Priya", "Marco", "Lena", "Kofi", "Mei", "Ines", "Tomas")
 _NOTES = {
     SUPPORTED: ("Not sure this is about the user.", "Can't tell from the chats."),
@@ -123,6 +133,50 @@ class World:
     params: WorldParameters
     files: dict[str, list[Record]]
     truth: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class RaterEffects:
+    """One world's raters: each annotator's and model's offset, drawn from its population."""
+
+    stage1_leniency: np.ndarray  # per stage-1 annotator (logit)
+    stage2_human: np.ndarray  # per stage-2 annotator: yes-bias (logit)
+    stage3_severity: np.ndarray  # per stage-3 annotator: rating offset (latent scale)
+    llm: np.ndarray  # per model: stage-2 yes-bias (logit); the truth is conditional on it
+
+
+def draw_rater_effects(p: WorldParameters, rng: np.random.Generator) -> RaterEffects:
+    """Every rater's offset, in a fixed order (stage 1, stage 2 people, stage 3, models)."""
+    return RaterEffects(
+        stage1_leniency=rng.normal(0.0, p.stage1_leniency_sd, p.n_stage1_humans),
+        stage2_human=rng.normal(0.0, p.stage2_human_offset_sd, p.n_stage2_humans),
+        stage3_severity=rng.normal(0.0, p.stage3_severity_sd, p.n_stage3_humans),
+        llm=rng.normal(0.0, p.llm_offset_sd, len(p.llm_names)),
+    )
+
+
+@dataclass(frozen=True)
+class UnitEffects:
+    """One block's prompts and users: their random effects (per prompt, per user)."""
+
+    prompt_relevance: np.ndarray  # logit shift of P(attribute matters), stage 2
+    prompt_difficulty: np.ndarray  # logit shift of the LLM view on irrelevant items
+    prompt_quality: np.ndarray  # shift of every stage-3 response's quality
+    user_relevance: np.ndarray  # logit shift of P(attribute matters), stage 2
+    user_support: np.ndarray  # shift of the stage-1 latent support of the user's attributes
+    user_quality: np.ndarray  # shift of the quality of responses personalized for the user
+
+
+def draw_unit_effects(p: WorldParameters, rng: np.random.Generator, n_users: int) -> UnitEffects:
+    """Every prompt's and user's effects, in a fixed order."""
+    return UnitEffects(
+        prompt_relevance=rng.normal(0.0, p.prompt_relevance_sd, p.n_prompts),
+        prompt_difficulty=rng.normal(0.0, p.prompt_difficulty_sd, p.n_prompts),
+        prompt_quality=rng.normal(0.0, p.prompt_quality_sd, p.n_prompts),
+        user_relevance=rng.normal(0.0, p.user_relevance_sd, n_users),
+        user_support=rng.normal(0.0, p.stage1_user_sd, n_users),
+        user_quality=rng.normal(0.0, p.user_quality_sd, n_users),
+    )
 
 
 # --------------------------------------------------------------------------- counts
@@ -469,12 +523,14 @@ def _item_type(attribute_domain: str, prompt_domain: str) -> int:
 # --------------------------------------------------------------------------- stage 3 text
 
 
-def _adaptations(slots: list[tuple[Attribute, bool, bool]], rng: np.random.Generator) -> list[str]:
-    """One sentence per (attribute, explicit, good) slot; explicit ones repeat its words.
+def _adaptations(slots: list[tuple[Attribute, bool]], rng: np.random.Generator) -> list[str]:
+    """One sentence per (attribute, explicit) slot; explicit ones repeat its words.
 
-    Good adaptations tie the answer to the attribute's domain; poor ones are tangential
-    (explicit) or vague (implicit). Within one response no phrase is used twice while
-    unused ones remain.
+    The wording does not depend on the slot's latent quality: a sentence is drawn from the
+    attribute's domain bridges and the generic asides alike, so no reader of the text (a
+    reward model, a judge) can see the quality that people's ratings respond to; only
+    whether the attribute is named is visible. Within one response no phrase is used twice
+    while unused ones remain.
     """
     used: set[str] = set()
 
@@ -485,18 +541,16 @@ def _adaptations(slots: list[tuple[Attribute, bool, bool]], rng: np.random.Gener
         return choice
 
     out = []
-    for attr, explicit, good in slots:
+    for attr, explicit in slots:
         if attr.domain == T.STYLE:
             bridges: tuple[str, ...] = (T.STYLE_BRIDGES[attr.noun],)
         else:
             bridges = T.DOMAIN_BY_NAME[attr.domain].bridges
         if explicit:
-            tail = fresh(bridges) if good else fresh(T.POOR_EXPLICIT).format(noun=attr.noun)
-            out.append(f"{fresh(T.EXPLICIT_CUES)} {attr.second}, {tail}.")
-        elif good:
-            out.append(T.capitalize(fresh(bridges)) + ".")
+            asides = tuple(a.format(noun=attr.noun) for a in T.POOR_EXPLICIT)
+            out.append(f"{fresh(T.EXPLICIT_CUES)} {attr.second}, {fresh(bridges + asides)}.")
         else:
-            out.append(fresh(T.POOR_IMPLICIT))
+            out.append(fresh(tuple(T.capitalize(b) + "." for b in bridges) + T.POOR_IMPLICIT))
     return out
 
 
@@ -520,6 +574,7 @@ class _Draft:
     p: WorldParameters
     streams: dict[str, np.random.Generator]
     humans: _HumanNames
+    rater_effects: RaterEffects
     #: where this block's numbering starts (all zero for the study-sized world)
     at: BlockStart = field(default_factory=lambda: BlockStart())
     #: per stage, how many units each annotator of the pool has rated in earlier blocks
@@ -542,6 +597,8 @@ class _Draft:
     slots: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
         default_factory=dict
     )
+    #: this block's prompts' and users' random effects (drawn after the users exist)
+    units: UnitEffects | None = None
 
     def pair_items(self, s: int) -> slice:
         """The items (profile attributes) of pair ``s``."""
@@ -572,7 +629,8 @@ class BlockStart:
 def simulate_world(p: WorldParameters) -> World:
     """Generate the whole bundled world from ``p`` (deterministic; a few seconds)."""
     streams = {name: np.random.default_rng([p.seed, k]) for k, name in enumerate(_STREAMS)}
-    return simulate_block(p, streams, BlockStart(), None)
+    raters = draw_rater_effects(p, np.random.default_rng([p.seed, RATER_STREAM]))
+    return simulate_block(p, streams, BlockStart(), None, raters)
 
 
 def simulate_block(
@@ -580,6 +638,7 @@ def simulate_block(
     streams: dict[str, np.random.Generator],
     at: BlockStart,
     loads: dict[str, np.ndarray] | None,
+    raters: RaterEffects,
 ) -> World:
     """One study-sized world numbered from ``at``, its raters drawn from ``p``'s pools.
 
@@ -587,8 +646,16 @@ def simulate_block(
     (:mod:`analysis.simulation.scale`) is blocks on their own streams whose annotators come
     from one shared pool, balanced over blocks through ``loads``.
     """
-    d = _Draft(p, streams, _HumanNames(p.human_prefix), at=at, loads=loads)
+    d = _Draft(p, streams, _HumanNames(p.human_prefix), raters, at=at, loads=loads)
     _people(d)
+    d.units = draw_unit_effects(p, streams["effects"], len(d.users))
+    d.truth.update(
+        stage1_leniency=raters.stage1_leniency,
+        stage2_human_offsets=raters.stage2_human,
+        stage3_severity=raters.stage3_severity,
+        llm_offsets=raters.llm,
+        user_support=d.units.user_support,
+    )
     _stage1(d)
     _stage2(d)
     _stage3_responses(d)
@@ -678,15 +745,16 @@ def _stage1(d: _Draft) -> None:
     att_user = np.repeat(np.arange(len(users)), d.n_attr)
     att_quality = np.array([a.quality for u in users for a in u.attributes])
     user_raters = d.raters("stage1", len(users), p.n_stage1_humans, p.stage1_raters_per_attribute)
-    leniency = evenly_spread(p.n_stage1_humans, p.stage1_leniency_spread)
+    assert d.units is not None
     labels = draw_attribute_labels(
         att_quality,
         user_raters[att_user],
         np.asarray(p.stage1_class_means),
         p.stage1_item_sd,
-        leniency,
+        d.rater_effects.stage1_leniency,
         p.stage1_cutpoints,
         r1,
+        shift=d.units.user_support[att_user],
     )
     write_note = r1.random(labels.shape) < p.stage1_note_rate
     note_pick = r1.integers(0, 1 << 30, size=labels.shape)
@@ -772,8 +840,13 @@ def _stage2(d: _Draft) -> None:
             for k in range(len(users[u].attributes))
         ]
     )
-    model = p.relevance_model()
-    z, hard, w = model.draw_items(item_type, r2)
+    model = p.relevance_model(tuple(d.rater_effects.stage2_human), tuple(d.rater_effects.llm))
+    assert d.units is not None
+    item_user = np.array([u for u, _ in pairs])[item_pair]
+    item_prompt = np.array([q for _, q in pairs])[item_pair]
+    prevalence_shift = d.units.prompt_relevance[item_prompt] + d.units.user_relevance[item_user]
+    plausibility_shift = d.units.prompt_difficulty[item_prompt]
+    z, hard, w = model.draw_items(item_type, r2, prevalence_shift, plausibility_shift)
     pair_raters = d.raters("stage2", len(pairs), p.n_stage2_humans, p.stage2_raters_per_item)
     item_raters = pair_raters[item_pair]
     human_votes = np.stack(
@@ -791,6 +864,10 @@ def _stage2(d: _Draft) -> None:
     majority = human_votes.sum(axis=1) * 2 > p.stage2_raters_per_item
     d.truth.update(
         stage2_pair=item_pair,
+        stage2_user=item_user,
+        stage2_prompt=item_prompt,
+        stage2_prevalence_shift=prevalence_shift,
+        stage2_plausibility_shift=plausibility_shift,
         stage2_type=item_type,
         stage2_z=z,
         stage2_hard=hard,
@@ -853,11 +930,10 @@ def _stage2(d: _Draft) -> None:
 def _stage3_responses(d: _Draft) -> None:
     """Every model's generic, full-profile and personalized response to every pair."""
     p, r3, r_text, users = d.p, d.streams["stage3"], d.streams["text"], d.users
+    assert d.units is not None
     n_models = len(p.llm_names)
     styles = [T.LIST_STYLES[m % len(T.LIST_STYLES)] for m in range(n_models)]
-    majority, llm_votes, z = (
-        d.truth[k] for k in ("stage2_majority", "stage2_llm_votes", "stage2_z")
-    )
+    majority, llm_votes = (d.truth[k] for k in ("stage2_majority", "stage2_llm_votes"))
     for s, (u, q) in enumerate(d.pairs):
         attrs = users[u].attributes
         relevant = np.flatnonzero(majority[d.pair_items(s)])
@@ -869,28 +945,19 @@ def _stage3_responses(d: _Draft) -> None:
                 named[int(r3.integers(len(relevant)))] = True
             quality = (
                 p.generator_quality[m]
+                + d.units.prompt_quality[q]
+                + d.units.user_quality[u]
                 + r3.normal(0.0, p.response_quality_sd)
                 + r3.normal(0.0, p.slot_quality_sd, len(relevant))
             )
             d.slots[(s, m)] = (relevant, named, quality)
             adapt = _adaptations(
-                [
-                    (attrs[k], bool(e), bool(g > 0))
-                    for k, e, g in zip(relevant, named, quality, strict=True)
-                ],
-                r_text,
+                [(attrs[k], bool(e)) for k, e in zip(relevant, named, strict=True)], r_text
             )
             own = np.flatnonzero(llm_votes[d.pair_items(s), m])
             own = np.sort(r3.permutation(own)[: p.full_profile_max_attributes])
             full = _adaptations(
-                [
-                    (
-                        attrs[k],
-                        bool(r3.random() < p.generator_mention_rate[m]),
-                        bool(z[d.pair_start[s] + k]),
-                    )
-                    for k in own
-                ],
+                [(attrs[k], bool(r3.random() < p.generator_mention_rate[m])) for k in own],
                 r_text,
             )
             d.responses[("no_context", s, m)] = _response(r_text, styles[m], domain, [])
@@ -947,8 +1014,10 @@ def _stage3_ratings(d: _Draft) -> None:
     slot_item = np.repeat(np.arange(len(chosen)), [len(slots[c][0]) for c in chosen])
     slot_named = np.concatenate([slots[c][1] for c in chosen]).astype(bool)
     slot_quality = np.concatenate([slots[c][2] for c in chosen])
+    slot_severity = d.rater_effects.stage3_severity[item_rater[slot_item]]
     human_ratings = rating_from_latent(
         p.human_rating_offset
+        + slot_severity
         + slot_quality
         + p.human_mention_effect * slot_named
         + r3.normal(0.0, p.human_rating_noise, len(slot_item))
@@ -966,6 +1035,9 @@ def _stage3_ratings(d: _Draft) -> None:
         axis=1,
     )
     d.truth.update(
+        stage3_item_rater=item_rater,
+        stage3_item_prompt=np.array([d.pairs[c[0]][1] for c in chosen]),
+        stage3_item_user=np.array([d.pairs[c[0]][0] for c in chosen]),
         stage3_item_pair=np.array([c[0] for c in chosen]),
         stage3_item_generator=np.array([c[1] for c in chosen]),
         stage3_slot_item=slot_item,

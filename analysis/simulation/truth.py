@@ -1,22 +1,30 @@
 """The bundled world's ground truth: what each estimator of the workflow should recover.
 
 A simulated world is a validation study only if we know what its statistics estimate. For
-every estimand the simulator controls, :func:`population_truth` returns its population
-value under the generative parameters, keyed by the ``numbers.json`` record key it
-corresponds to. The truth of an estimand is what its *estimator* targets, not a latent
-parameter: the mention delta is a difference of observed mean ratings (so generator quality
-that goes with mentioning is part of it), an over-selection ratio is a ratio of two observed
-yes rates, a kappa is Cohen's kappa of the two raters' population 2x2 table.
+every estimand the simulator controls, :func:`world_truth` returns its value, keyed by the
+``numbers.json`` record key it corresponds to. The truth of an estimand is what its
+*estimator* targets, not a latent parameter: the mention delta is a difference of observed
+mean ratings (so generator quality that goes with mentioning is part of it), an
+over-selection ratio is a ratio of two observed yes rates, a kappa is Cohen's kappa of the
+two raters' population 2x2 table.
 
-The population is the generative model over worlds (the "superpopulation" a cluster
-bootstrap over users targets), so the truth does not depend on the seed: it is the same for
-every world drawn from the same parameters, which is what a coverage study over fresh seeds
-needs. Where the value depends on the world's design (how many judgments come from real-like
-users, the mix of stage-2 item types, how many attributes a rated response adapts to), that
-design is taken from a large draw of worlds from the truth's OWN seeds (``TRUTH_SEEDS``,
-disjoint from the committed and benchmark seeds) and every random rating or vote is then
-integrated out in closed form (quadrature for stage 1, the latent-class table for stage 2,
-normal cdfs of the rounded rating for stage 3). Each entry says which of the two it is.
+**Random and fixed factors.** The truth integrates over every factor the study generalizes
+over, and is conditional on the fixed ones, as each statistic's declared design says
+(``config/stats``). Random: users, prompts, attributes and items, and people (annotators
+are a sample of people, so a kappa "among people" is the expected kappa of two people drawn
+from the population, not of this world's six); their effects are integrated out in closed
+form or by quadrature. Fixed: the five models (the models studied), so a model's statistics
+are conditional on its yes-bias as drawn in this world; the stage-2 annotators whose
+majority is the study's reference label, so statistics scored against the human majority
+(its rate, over-selection, precision, recall, F1 and kappa against it) are conditional on
+their drawn yes-bias (``FixedFactors``); and the stage-3 judges' parameters. The truth
+therefore changes from world to world only through those draws, and only in stage 2.
+
+Where a value depends on the world's design (how many judgments come from real-like users,
+the mix of stage-2 item types, which responses people rate and which attributes a response
+names), that design is taken from a large draw of worlds from the truth's OWN seeds
+(``TRUTH_SEEDS``, disjoint from the committed and benchmark seeds) and every random effect,
+vote and rating is then integrated out. Each entry says how it was obtained.
 """
 
 from __future__ import annotations
@@ -25,30 +33,45 @@ import dataclasses
 import functools
 import itertools
 import json
+from collections.abc import Mapping
+from math import comb
 from typing import Any
 
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm, spearmanr
 
-from analysis.simulation.parameters import WorldParameters
-from analysis.simulation.raters import ITEM_TYPES, expected_relevance_statistics, kappa_from_rates
-from analysis.simulation.simulate import World, simulate_world
+from analysis.simulation.parameters import RANDOM_EFFECTS, WorldParameters, effect_source
+from analysis.simulation.raters import (
+    ITEM_TYPES,
+    RaterPool,
+    expected_relevance_statistics,
+    kappa_from_rates,
+    mean_logistic,
+    normal_nodes,
+    pool_yes,
+)
+from analysis.simulation.simulate import RATER_STREAM, draw_rater_effects, simulate_world
 
+#: a pool with more possible rater triples than this is a crowd (see ``_world_majority``)
+MAX_TRIPLES = 1000
 #: seeds of the large draw the design-dependent truths average over (never a world's own)
 TRUTH_SEEDS: tuple[int, ...] = tuple(range(900_000, 900_040))
-#: Gauss-Hermite nodes for integrating the stage-1 item difficulty
-_QUADRATURE_NODES = 64
 _DRAWN = (
     f"large draw: the design of {len(TRUTH_SEEDS)} worlds from the truth's own seeds"
-    f" {TRUTH_SEEDS[0]}-{TRUTH_SEEDS[-1]} (not this world's), every vote or rating integrated"
-    " out in closed form"
+    f" {TRUTH_SEEDS[0]}-{TRUTH_SEEDS[-1]} (not this world's), every random effect (prompts,"
+    " users, people), vote and rating integrated out"
+)
+_CONDITIONAL = "; conditional on this world's models (their drawn yes-bias: fixed factors)"
+_CONDITIONAL_MAJORITY = (
+    "; conditional on this world's models and on its annotators, whose majority is the"
+    " study's reference (their drawn yes-bias: fixed factors of the human-majority label)"
 )
 
 
 @dataclasses.dataclass(frozen=True)
 class Truth:
-    """One estimand's population value and how it was obtained."""
+    """One estimand's value and how it was obtained."""
 
     value: float
     how: str
@@ -57,118 +80,254 @@ class Truth:
     in_coverage: bool = True
 
 
+@dataclasses.dataclass(frozen=True)
+class Design:
+    """What the truths need from the large draw: the worlds' designs, none of their votes."""
+
+    #: stage 1, one entry per judgment: the attribute's quality class and its user's source
+    stage1_quality: np.ndarray
+    stage1_source: np.ndarray
+    #: stage 2: the share of items of each type, and of (type, rater triple) among items:
+    #: which of the pool's people vote together (sorted index triples, ``stage2_triples``)
+    stage2_type_shares: np.ndarray
+    stage2_triple_shares: np.ndarray
+    stage2_triples: tuple[tuple[int, ...], ...]
+    #: stage 3, one entry per rated slot: its item (numbered across worlds), the item's
+    #: generator, whether the response names the attribute
+    stage3_slot_item: np.ndarray
+    stage3_slot_generator: np.ndarray
+    stage3_slot_named: np.ndarray
+    #: stage 3: per generator, (slots named, slots) over every personalized response's
+    #: expected relevant slots (each world's pairs with n human-majority relevant attributes)
+    stage3_mention_expected: np.ndarray
+
+
+@functools.lru_cache(maxsize=4)
+def large_draw_design(params: WorldParameters) -> Design:
+    """The design of the worlds of ``TRUTH_SEEDS`` (~1 s per world; cached per parameters)."""
+    q1, s1, types, items, gens, named = [], [], [], [], [], []
+    # which people vote together matters only for a small pool (a crowd is all but random)
+    small = comb(params.n_stage2_humans, params.stage2_raters_per_item) <= MAX_TRIPLES
+    triples = tuple(
+        itertools.combinations(range(params.n_stage2_humans), params.stage2_raters_per_item)
+        if small
+        else ()
+    )
+    triple_index = {t: i for i, t in enumerate(triples)}
+    triple_counts = np.zeros((len(ITEM_TYPES), len(triples)))
+    mention = np.zeros((len(params.llm_names), 2))
+    offset = 0
+    r = params.mention_slot_rate
+    for seed in TRUTH_SEEDS:
+        t = simulate_world(dataclasses.replace(params, seed=seed)).truth
+        slots = t["stage1_raters"].shape[1]
+        q1.append(np.repeat(t["stage1_quality"], slots))
+        s1.append(np.repeat(t["stage1_source"], slots))
+        types.append(t["stage2_type"])
+        if small:
+            rows = np.sort(t["stage2_raters"], 1)
+            which = [triple_index[tuple(int(r) for r in row)] for row in rows]
+            np.add.at(triple_counts, (t["stage2_type"], which), 1)
+        items.append(t["stage3_slot_item"] + offset)
+        offset += len(t["stage3_item_generator"])
+        gens.append(t["stage3_item_generator"][t["stage3_slot_item"]])
+        named.append(t["stage3_slot_named"])
+        # every pair's personalized response adapts to its human-majority relevant
+        # attributes; with n of them, each is named with P = rate * (r + (1 - r)^n / n)
+        n_rel = np.bincount(t["stage2_pair"], weights=t["stage2_majority"]).astype(int)
+        n_rel = n_rel[n_rel > 0]
+        for m in range(len(params.llm_names)):
+            mention[m, 0] += params.generator_mention_rate[m] * (r * n_rel + (1 - r) ** n_rel).sum()
+            mention[m, 1] += n_rel.sum()
+    all_types = np.concatenate(types)
+    return Design(
+        stage1_quality=np.concatenate(q1),
+        stage1_source=np.concatenate(s1),
+        stage2_type_shares=np.bincount(all_types, minlength=len(ITEM_TYPES)) / len(all_types),
+        stage2_triple_shares=triple_counts / max(triple_counts.sum(), 1.0),
+        stage2_triples=triples,
+        stage3_slot_item=np.concatenate(items),
+        stage3_slot_generator=np.concatenate(gens),
+        stage3_slot_named=np.concatenate(named).astype(bool),
+        stage3_mention_expected=mention,
+    )
+
+
 # --------------------------------------------------------------------------- stage 1
 
 
-def _acceptance_probability(p: WorldParameters) -> np.ndarray:
-    """P(accepted) of a judgment, per (quality class, stage-1 rater): item difficulty
-    integrated out (ordered logit: accepted when latent support exceeds the upper cutpoint)."""
-    x, w = np.polynomial.hermite_e.hermegauss(_QUADRATURE_NODES)
-    w = w / w.sum()
-    means = np.asarray(p.stage1_class_means)
-    half = p.stage1_leniency_spread
-    leniency = np.linspace(-half, half, p.n_stage1_humans) if p.n_stage1_humans > 1 else [0.0]
-    eta = p.stage1_item_sd * x
-    z = means[:, None, None] + np.asarray(leniency)[None, :, None] + eta[None, None, :]
-    return expit(z - p.stage1_cutpoints[1]) @ w
+def _stage1_category_probabilities(p: WorldParameters, shared_sd: float, leniency: np.ndarray):
+    """P(rejected, uncertain, accepted) per (class, shared-effect node, leniency node).
+
+    The attribute's difficulty and its user's effect are one normal (``shared_sd``); the
+    rater's leniency is the last axis' nodes; logistic noise as in the ordered logit.
+    """
+    eta, w_eta = normal_nodes(shared_sd)
+    x = (
+        np.asarray(p.stage1_class_means)[:, None, None]
+        + eta[None, :, None]
+        + leniency[None, None, :]
+    )
+    low, high = p.stage1_cutpoints
+    rejected = expit(low - x)
+    accepted = expit(x - high)
+    return np.stack([rejected, 1 - rejected - accepted, accepted], axis=-1), w_eta
 
 
-def _stage1(p: WorldParameters, worlds: list[World]) -> dict[str, Truth]:
-    prob = _acceptance_probability(p)
-    acc: dict[bool, list[float]] = {True: [], False: []}
-    by_source: dict[str, list[float]] = {}
-    for world in worlds:
-        t = world.truth
-        pj = prob[t["stage1_quality"][:, None], t["stage1_raters"]].ravel()
-        real = np.repeat(t["stage1_real"], t["stage1_raters"].shape[1])
-        acc[True].append(pj[real])
-        acc[False].append(pj[~real])
-        source = np.repeat(t["stage1_source"], t["stage1_raters"].shape[1])
-        for s in np.unique(source):
-            by_source.setdefault(str(s), []).append(pj[source == s])
-    real_rate = float(np.concatenate(acc[True]).mean())
-    synth_rate = float(np.concatenate(acc[False]).mean())
+def _stage1(p: WorldParameters, design: Design) -> dict[str, Truth]:
+    shared_sd = float(np.hypot(p.stage1_item_sd, p.stage1_user_sd))
+    total_sd = float(np.sqrt(shared_sd**2 + p.stage1_leniency_sd**2))
+    accept = mean_logistic(
+        np.asarray(p.stage1_class_means) - p.stage1_cutpoints[1], total_sd
+    )  # per class: item, user and rater integrated out
+    pj = accept[design.stage1_quality]
+    source = design.stage1_source
+    real = source == "sim-wildchat"
     out = {
-        "stage1.acceptance_rate.overall": Truth(
-            float(np.concatenate(acc[True] + acc[False]).mean()), _DRAWN
+        "stage1.acceptance_rate.overall": Truth(float(pj.mean()), _DRAWN),
+        "stage1.acceptance_rate.real": Truth(float(pj[real].mean()), _DRAWN),
+        "stage1.acceptance_rate.synthetic": Truth(float(pj[~real].mean()), _DRAWN),
+        "stage1.problematic_gap_real_vs_synthetic": Truth(
+            float(pj[~real].mean() - pj[real].mean()), _DRAWN
         ),
-        "stage1.acceptance_rate.real": Truth(real_rate, _DRAWN),
-        "stage1.acceptance_rate.synthetic": Truth(synth_rate, _DRAWN),
-        "stage1.problematic_gap_real_vs_synthetic": Truth(synth_rate - real_rate, _DRAWN),
     }
-    for source, parts in sorted(by_source.items()):
-        out[f"stage1.acceptance_rate.{source}"] = Truth(float(np.concatenate(parts).mean()), _DRAWN)
+    for s in np.unique(source):
+        out[f"stage1.acceptance_rate.{s}"] = Truth(float(pj[source == s].mean()), _DRAWN)
+    # agreement between two people drawn from the population, over the judgments' class mix
+    mix = np.bincount(design.stage1_quality, minlength=len(p.stage1_class_means)) / len(pj)
+    raters = RaterPool.normal(p.stage1_leniency_sd)
+    probs, w_eta = _stage1_category_probabilities(p, shared_sd, raters.offsets)
+    table = np.einsum("c,e,ceia,cejb->ijab", mix, w_eta, probs, probs)
+    observed = np.einsum("ijaa->ij", table)
+    row, col = table.sum(axis=3), table.sum(axis=2)
+    chance = np.einsum("ija,ija->ij", row, col)
+    out["stage1.kappa.human_human"] = Truth(
+        raters.pair_mean((observed - chance) / (1 - chance)), _DRAWN
+    )
+    pooled = np.einsum("c,e,i,ceia->a", mix, w_eta, raters.weights, probs)
+    disagreement = 1 - raters.pair_mean(observed)
+    out["stage1.alpha.human"] = Truth(
+        float(1 - disagreement / (1 - (pooled**2).sum())),
+        _DRAWN + " (large-sample Krippendorff's alpha: 1 - within / pooled disagreement)",
+    )
     return out
 
 
 # --------------------------------------------------------------------------- stage 2
 
 
-def _stage2(p: WorldParameters, worlds: list[World]) -> dict[str, Truth]:
-    model = p.relevance_model()
-    n_h, n_m = p.n_stage2_humans, len(p.llm_names)
-    triples = list(itertools.combinations(range(n_h), p.stage2_raters_per_item))
-    triple_index = {t: i for i, t in enumerate(triples)}
-    counts = np.zeros((len(ITEM_TYPES), len(triples)))
-    for world in worlds:
-        t = world.truth
-        tri = [triple_index[tuple(int(r) for r in row)] for row in np.sort(t["stage2_raters"], 1)]
-        np.add.at(counts, (t["stage2_type"], tri), 1)
-    n = counts.sum()
+def _majority(q: np.ndarray, raters: int) -> np.ndarray:
+    """P(more than half of ``raters`` people say yes) when each says yes with P ``q``."""
+    need = raters // 2 + 1
+    return sum(comb(raters, k) * q**k * (1 - q) ** (raters - k) for k in range(need, raters + 1))
+
+
+def _world_majority(
+    p: WorldParameters, design: Design, base_h: np.ndarray, human_offsets: np.ndarray
+) -> np.ndarray:
+    """P(the item's people's majority says yes) per latent class, for this world's people.
+
+    Each item's voters are a triple of the pool (in the large draw's proportions per item
+    type), each voting with its own offset: the majority of the study's annotators, the
+    reference the declared design holds fixed.
+    """
+    t_of_class = np.meshgrid(range(4), (0, 1), (0, 1), (0, 1))[0].ravel()
+    yes = expit(base_h[None, :] + np.asarray(human_offsets)[:, None])  # (people, classes)
+    if not design.stage2_triples:  # a crowd: an item's voters are as good as random draws
+        return _majority(yes.mean(axis=0), p.stage2_raters_per_item)
     need = p.stage2_raters_per_item // 2 + 1
-    rater_items = np.zeros(n_h)
-    rater_yes = np.zeros(n_h)
-    maj = 0.0
-    model_yes = np.zeros(n_m)
-    both = np.zeros(n_m)
-    for k in range(len(ITEM_TYPES)):
-        pk, hy, ly = model.class_table(np.eye(len(ITEM_TYPES))[k])
-        for j, tri in enumerate(triples):
-            c = counts[k, j]
-            if not c:
-                continue
-            # P(at least `need` of the triple say yes | latent class): sum over yes-sets
-            pm = np.zeros(pk.shape)
-            for size in range(need, len(tri) + 1):
-                for yes in itertools.combinations(tri, size):
-                    term = np.ones(pk.shape)
-                    for r in tri:
-                        term = term * (hy[r] if r in yes else 1 - hy[r])
-                    pm += term
-            maj += c * float(pm @ pk)
-            both += c * ((ly * pm) @ pk)
-            for r in tri:
-                rater_items[r] += c
-                rater_yes[r] += c * float(hy[r] @ pk)
-        model_yes += counts[k].sum() * (ly @ pk)
-    maj_rate, rates = maj / n, model_yes / n
-    joint = both / n
+    out = np.zeros(len(base_h))
+    type_share = design.stage2_triple_shares.sum(axis=1)
+    for j, triple in enumerate(design.stage2_triples):
+        pm = np.zeros(len(base_h))
+        for size in range(need, len(triple) + 1):
+            for chosen in itertools.combinations(triple, size):
+                term = np.ones(len(base_h))
+                for r in triple:
+                    term = term * (yes[r] if r in chosen else 1 - yes[r])
+                pm += term
+        weight = design.stage2_triple_shares[t_of_class, j] / type_share[t_of_class]
+        out += weight * pm
+    return out
+
+
+def _table_scores(yes: np.ndarray, ref_yes: np.ndarray, ref_no: np.ndarray, p: np.ndarray):
+    """Kappa and F1 (reference as truth) of raters ``yes`` (R, C) against a reference.
+
+    ``ref_yes`` / ``ref_no`` are the reference's P(yes) / P(no) per class (their sum is the
+    P(the reference is defined)); items without a reference are left out, as ties are.
+    """
+    defined = float((p * (ref_yes + ref_no)).sum())
+    t11 = (yes * p * ref_yes).sum(axis=1) / defined
+    t10 = (yes * p * ref_no).sum(axis=1) / defined
+    t01 = ((1 - yes) * p * ref_yes).sum(axis=1) / defined
+    rate, ref = t11 + t10, t11 + t01
+    kappa = kappa_from_rates(rate, ref, t11)
+    f1 = 2 * t11 / (2 * t11 + t10 + t01)
+    return kappa, f1
+
+
+def _stage2(
+    p: WorldParameters, design: Design, llm_offsets: np.ndarray, human_offsets: np.ndarray
+) -> dict[str, Truth]:
+    model = p.relevance_model(llm_offsets=tuple(llm_offsets))
+    probs, base_h, base_l = model.class_table(design.stage2_type_shares)
+    humans, models = model.human_pool(), model.llm_pool(fixed=True)
+    hy, ly = pool_yes(humans, base_h), pool_yes(models, base_l)
+    q = humans.mean(hy)  # P(a person drawn at random says yes), per class
+    # the human-majority label is the study's reference: conditional on this world's people
+    maj = _world_majority(p, design, base_h, human_offsets)
+    maj_rate = float(maj @ probs)
+    rates = ly @ probs
+    joint = (ly * maj) @ probs
+    how = _DRAWN + _CONDITIONAL
+    how_majority = _DRAWN + _CONDITIONAL_MAJORITY
     out = {
-        "stage2.final.relevance_rate.human": Truth(float(np.mean(rater_yes / rater_items)), _DRAWN),
-        "stage2.final.relevance_rate.human_majority": Truth(maj_rate, _DRAWN),
-        "stage2.final.over_selection.mean_model": Truth(float(np.mean(rates / maj_rate)), _DRAWN),
+        "stage2.final.relevance_rate.human": Truth(float(humans.mean(hy @ probs)), _DRAWN),
+        "stage2.final.relevance_rate.human_majority": Truth(maj_rate, how_majority),
+        "stage2.final.over_selection.mean_model": Truth(
+            float(np.mean(rates / maj_rate)), how_majority
+        ),
     }
     for m, name in enumerate(p.llm_names):
-        out[f"stage2.final.relevance_rate.{name}"] = Truth(float(rates[m]), _DRAWN)
-        out[f"stage2.final.over_selection.{name}"] = Truth(float(rates[m] / maj_rate), _DRAWN)
-        out[f"stage2.final.precision_vs_majority.{name}"] = Truth(
-            float(joint[m] / rates[m]), _DRAWN
-        )
-        out[f"stage2.final.recall_vs_majority.{name}"] = Truth(float(joint[m] / maj_rate), _DRAWN)
-        out[f"stage2.final.f1_vs_majority.{name}"] = Truth(
-            float(2 * joint[m] / (maj_rate + rates[m])), _DRAWN
-        )
-        out[f"stage2.final.kappa_vs_majority.{name}"] = Truth(
-            float(kappa_from_rates(np.float64(maj_rate), rates[m], joint[m])), _DRAWN
-        )
-    shares = counts.sum(axis=1) / n
-    expected = expected_relevance_statistics(model, shares)
-    for group, key in (
-        ("human_human", "kappa_human_human"),
-        ("model_model", "kappa_llm_llm"),
-        ("human_model", "kappa_human_llm"),
+        out[f"stage2.final.relevance_rate.{name}"] = Truth(float(rates[m]), how)
+        scores = {
+            "over_selection": rates[m] / maj_rate,
+            "precision_vs_majority": joint[m] / rates[m],
+            "recall_vs_majority": joint[m] / maj_rate,
+            "f1_vs_majority": 2 * joint[m] / (maj_rate + rates[m]),
+            "kappa_vs_majority": kappa_from_rates(np.float64(maj_rate), rates[m], joint[m]),
+        }
+        for score, value in scores.items():
+            out[f"stage2.final.{score}.{name}"] = Truth(float(value), how_majority)
+    kappas = expected_relevance_statistics(model, design.stage2_type_shares, fixed_models=True)
+    groups = {
+        "human_human": kappas["kappa_human_human"],
+        "model_model": kappas["kappa_llm_llm"],
+        "human_model": kappas["kappa_human_llm"],
+    }
+    for group, value in groups.items():
+        out[f"stage2.final.kappa.{group}"] = Truth(value, _DRAWN if group == "human_human" else how)
+    for a, b in (
+        ("human_human", "human_model"),
+        ("model_model", "human_human"),
+        ("model_model", "human_model"),
     ):
-        out[f"stage2.final.kappa.{group}"] = Truth(expected[key], _DRAWN)
+        out[f"stage2.final.kappa_diff.{a}_minus_{b}"] = Truth(groups[a] - groups[b], how)
+    # leave-one-out: a person's reference is the other two people of the item when they agree
+    others = p.stage2_raters_per_item - 1
+    ref_yes, ref_no = q**others, (1 - q) ** others
+    h_kappa, h_f1 = _table_scores(hy, ref_yes, ref_no, probs)
+    ceiling = {"kappa": float(humans.mean(h_kappa)), "f1": float(humans.mean(h_f1))}
+    for score, value in ceiling.items():
+        out[f"stage2.final.ceiling.{score}_human_vs_rest"] = Truth(value, _DRAWN)
+    m_kappa, m_f1 = _table_scores(ly, ref_yes, ref_no, probs)
+    for m, name in enumerate(p.llm_names):
+        for score, values in (("kappa", m_kappa), ("f1", m_f1)):
+            out[f"stage2.final.vs_rest.{score}.{name}"] = Truth(float(values[m]), how)
+            out[f"stage2.final.vs_rest.gap_{score}.{name}"] = Truth(
+                float(values[m] - ceiling[score]), how
+            )
     return out
 
 
@@ -176,90 +335,84 @@ def _stage2(p: WorldParameters, worlds: list[World]) -> dict[str, Truth]:
 
 
 def _rating_pmf(mean: np.ndarray, sd: float) -> np.ndarray:
-    """P(rating = 1..5) of ``clip(rint(3 + latent))`` with latent ~ N(mean, sd); (n, 5)."""
-    edges = norm.cdf((np.arange(1, 5)[None, :] + 0.5 - 3.0 - mean[:, None]) / sd)
-    cdf = np.concatenate([edges, np.ones((len(mean), 1))], axis=1)
-    return np.diff(cdf, axis=1, prepend=0.0)
+    """P(rating = 1..5) of ``clip(rint(3 + latent))`` with latent ~ N(mean, sd); (..., 5)."""
+    mean = np.asarray(mean, dtype=np.float64)
+    edges = norm.cdf((np.arange(1, 5) + 0.5 - 3.0 - mean[..., None]) / sd)
+    cdf = np.concatenate([edges, np.ones(mean.shape + (1,))], axis=-1)
+    return np.diff(cdf, axis=-1, prepend=0.0)
 
 
-def _no_better(pmf: np.ndarray, slot_item: np.ndarray, n_items: int) -> np.ndarray:
-    """P(mean rating <= 3) per item: the slots' rating distributions convolved."""
-    out = np.empty(n_items)
-    for i in range(n_items):
-        dist = np.array([1.0])
-        rows = pmf[slot_item == i]
-        for row in rows:
-            dist = np.convolve(dist, row)
-        # dist[k] = P(sum of (rating - 1) = k); mean <= 3 <=> sum(rating - 1) <= 2 n
-        out[i] = dist[: 2 * len(rows) + 1].sum()
+def _share_no_better(
+    slot_mean: np.ndarray, slot_item: np.ndarray, shared_sd: float, slot_sd: float
+) -> np.ndarray:
+    """P(an item's mean rating <= 3) per item: slots share one normal effect per item.
+
+    Given the shared effect (quadrature nodes), the slots' ratings are independent; their
+    sum's distribution is convolved slot by slot, items with the same number of slots at once.
+    """
+    nodes, weights = normal_nodes(shared_sd)
+    counts = np.bincount(slot_item)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    out = np.empty(len(counts))
+    for n in np.unique(counts):
+        items = np.flatnonzero(counts == n)
+        means = slot_mean[starts[items][:, None] + np.arange(n)]  # (items, n)
+        pmf = _rating_pmf(means[:, :, None] + nodes[None, None, :], slot_sd)  # (i, n, k, 5)
+        dist = np.zeros((len(items), len(nodes), 4 * n + 1))
+        dist[:, :, 0] = 1.0
+        for s in range(n):
+            new = np.zeros_like(dist)
+            for k in range(5):
+                new[:, :, k:] += dist[:, :, : dist.shape[2] - k] * pmf[:, s, :, k, None]
+            dist = new
+        # dist[..., j] = P(sum of (rating - 1) = j); mean <= 3 <=> sum(rating - 1) <= 2 n
+        out[items] = dist[:, :, : 2 * n + 1].sum(axis=2) @ weights
     return out
 
 
-def _stage3(p: WorldParameters, worlds: list[World]) -> dict[str, Truth]:
-    n_m = len(p.llm_names)
-    human, judges, named, gen, no_better = [], [], [], [], []
-    mentioned_slots, slots = np.zeros(n_m), np.zeros(n_m)
-    r = p.mention_slot_rate
+@functools.lru_cache(maxsize=4)
+def _stage3(p: WorldParameters) -> dict[str, Truth]:
+    design = large_draw_design(p)
     k = np.arange(1, 6)
-    sd_q = float(np.hypot(p.response_quality_sd, p.slot_quality_sd))
-    sd_h = float(np.hypot(p.human_rating_noise, sd_q))
-    for world in worlds:
-        t = world.truth
-        q, nm = t["stage3_slot_quality"], t["stage3_slot_named"]
-        g = t["stage3_item_generator"][t["stage3_slot_item"]]
-        # means: the slot's quality (generator mean + response + slot effect, normal) is
-        # integrated out too, so only which generator and whether named come from the draw
-        mean_q = np.asarray(p.generator_quality)[g]
-        human.append(
-            _rating_pmf(p.human_rating_offset + mean_q + p.human_mention_effect * nm, sd_h) @ k
-        )
-        judges.append(
-            np.stack(
-                [
-                    _rating_pmf(
-                        p.judge_offset[j]
-                        + p.judge_quality_weight * mean_q
-                        + p.judge_mention_effect[j] * nm,
-                        float(np.hypot(p.judge_rating_noise, p.judge_quality_weight * sd_q)),
-                    )
-                    @ k
-                    for j in range(n_m)
-                ],
-                axis=1,
-            )
-        )
-        named.append(nm)
-        gen.append(g)
-        # no-better share: one response's slots share its quality, so condition on the drawn
-        # qualities and integrate out only the rating noise
-        pmf_h = _rating_pmf(
-            p.human_rating_offset + q + p.human_mention_effect * nm, p.human_rating_noise
-        )
-        no_better.append(_no_better(pmf_h, t["stage3_slot_item"], len(t["stage3_item_generator"])))
-        # every pair's personalized response adapts to its human-majority relevant attributes;
-        # with n of them, each is named with P = rate * (r + (1 - r)^n / n) (at least one is)
-        n_rel = np.bincount(t["stage2_pair"], weights=t["stage2_majority"]).astype(int)
-        n_rel = n_rel[n_rel > 0]
-        for m in range(n_m):
-            mentioned_slots[m] += p.generator_mention_rate[m] * (r * n_rel + (1 - r) ** n_rel).sum()
-            slots[m] += n_rel.sum()
-    eh, ej = np.concatenate(human), np.concatenate(judges)
-    nm, g = np.concatenate(named).astype(bool), np.concatenate(gen)
+    nm, g = design.stage3_slot_named, design.stage3_slot_generator
+    mean_q = np.asarray(p.generator_quality)[g]
+    # the response's quality is shared by its slots: its prompt's, its user's and its own
+    shared_q = float(
+        np.sqrt(p.prompt_quality_sd**2 + p.user_quality_sd**2 + p.response_quality_sd**2)
+    )
+    human_mean = p.human_rating_offset + mean_q + p.human_mention_effect * nm
+    human_shared = float(np.hypot(shared_q, p.stage3_severity_sd))  # one person per item
+    human_slot = float(np.hypot(p.slot_quality_sd, p.human_rating_noise))
+    eh = _rating_pmf(human_mean, float(np.hypot(human_shared, human_slot))) @ k
+    no_better = _share_no_better(human_mean, design.stage3_slot_item, human_shared, human_slot)
+    human_better = float(1 - no_better.mean())
     out = {
-        "stage3.no_better_share": Truth(float(np.concatenate(no_better).mean()), _DRAWN),
+        "stage3.no_better_share": Truth(float(no_better.mean()), _DRAWN),
+        "stage3.human_better_share": Truth(human_better, _DRAWN),
         "stage3.mean_rating.human": Truth(float(eh.mean()), _DRAWN),
         "stage3.mention_delta.human": Truth(float(eh[nm].mean() - eh[~nm].mean()), _DRAWN),
     }
+    w = p.judge_quality_weight
+    judge_shared = w * shared_q
+    judge_slot = float(np.hypot(w * p.slot_quality_sd, p.judge_rating_noise))
     rates, deltas = {}, {}
     for m, name in enumerate(p.llm_names):
+        judge_mean = p.judge_offset[m] + w * mean_q + p.judge_mention_effect[m] * nm
+        ej = _rating_pmf(judge_mean, float(np.hypot(judge_shared, judge_slot))) @ k
+        better = 1 - _share_no_better(judge_mean, design.stage3_slot_item, judge_shared, judge_slot)
         out[f"stage3.mean_rating.{name}"] = Truth(float(eh[g == m].mean()), _DRAWN)
-        out[f"stage3.judge_mean_rating.{name}"] = Truth(float(ej[:, m].mean()), _DRAWN)
-        out[f"stage3.judge_minus_human.{name}"] = Truth(float((ej[:, m] - eh).mean()), _DRAWN)
-        deltas[name] = float(ej[nm, m].mean() - ej[~nm, m].mean())
-        rates[name] = float(mentioned_slots[m] / slots[m])
+        out[f"stage3.judge_mean_rating.{name}"] = Truth(float(ej.mean()), _DRAWN)
+        out[f"stage3.judge_minus_human.{name}"] = Truth(float((ej - eh).mean()), _DRAWN)
+        out[f"stage3.judge_better_share.{name}"] = Truth(float(better.mean()), _DRAWN)
+        out[f"stage3.judge_better_share_minus_human.{name}"] = Truth(
+            float(better.mean() - human_better), _DRAWN
+        )
+        deltas[name] = float(ej[nm].mean() - ej[~nm].mean())
+        named_slots, all_slots = design.stage3_mention_expected[m]
+        rates[name] = float(named_slots / all_slots)
         out[f"stage3.mention_delta.{name}"] = Truth(deltas[name], _DRAWN)
         out[f"stage3.mention_rate.{name}"] = Truth(rates[name], _DRAWN)
-    rho = spearmanr([rates[k] for k in p.llm_names], [deltas[k] for k in p.llm_names]).statistic
+    rho = spearmanr([rates[x] for x in p.llm_names], [deltas[x] for x in p.llm_names]).statistic
     out["stage3.mention_habit_vs_bias.spearman"] = Truth(
         float(rho),
         _DRAWN + "; across the 5 fixed simulated models, so the same in every world",
@@ -271,18 +424,52 @@ def _stage3(p: WorldParameters, worlds: list[World]) -> dict[str, Truth]:
 # --------------------------------------------------------------------------- the whole truth
 
 
-@functools.lru_cache(maxsize=4)
-def population_truth(params: WorldParameters) -> dict[str, Truth]:
-    """Every controlled estimand's population value, by numbers.json key (sorted).
+def _base(params: WorldParameters) -> WorldParameters:
+    """The parameters without their seed (the large draw and its truths do not depend on it)."""
+    return dataclasses.replace(params, seed=0)
 
-    Depends on ``params`` but not on its seed (the large draw uses ``TRUTH_SEEDS``); cached,
-    since writing a world and a coverage study ask for it repeatedly (~1 s per drawn world).
+
+@dataclasses.dataclass(frozen=True)
+class FixedFactors:
+    """What the truth is conditional on: the world's models and its stage-2 annotators.
+
+    The five models are the models studied; the stage-2 annotators' majority is the study's
+    reference label (the declared design holds it fixed for the statistics scored against
+    it). Both drawn per world (``World.truth``: ``llm_offsets``, ``stage2_human_offsets``).
     """
-    base = dataclasses.replace(params, seed=0)
-    if base != params:
-        return population_truth(base)
-    worlds = [simulate_world(dataclasses.replace(params, seed=s)) for s in TRUTH_SEEDS]
-    out = {**_stage1(params, worlds), **_stage2(params, worlds), **_stage3(params, worlds)}
+
+    llm: tuple[float, ...]
+    stage2_human: tuple[float, ...]
+
+    @classmethod
+    def of_world(cls, truth: Mapping[str, np.ndarray]) -> FixedFactors:
+        """The fixed factors of a simulated world (from its ``World.truth``)."""
+        return cls(
+            tuple(float(x) for x in truth["llm_offsets"]),
+            tuple(float(x) for x in truth["stage2_human_offsets"]),
+        )
+
+    @classmethod
+    def of_params(cls, params: WorldParameters) -> FixedFactors:
+        """The fixed factors the world of ``params`` draws (its seed's rater stream)."""
+        raters = draw_rater_effects(params, np.random.default_rng([params.seed, RATER_STREAM]))
+        return cls(
+            tuple(float(x) for x in raters.llm), tuple(float(x) for x in raters.stage2_human)
+        )
+
+
+def world_truth(params: WorldParameters, fixed: FixedFactors | None = None) -> dict[str, Truth]:
+    """Every controlled estimand's truth in the world of ``params``, by numbers.json key.
+
+    ``fixed``: the world's fixed factors (default: as the world of ``params.seed`` draws
+    them). Everything else integrates over the random factors and is the same for every
+    seed; the large draw behind it is cached (~1 s per drawn world, once per process).
+    """
+    base = _base(params)
+    fixed = FixedFactors.of_params(params) if fixed is None else fixed
+    design = large_draw_design(base)
+    stage2 = _stage2(base, design, np.asarray(fixed.llm), np.asarray(fixed.stage2_human))
+    out = {**_stage1(base, design), **stage2, **_stage3(base)}
     return dict(sorted(out.items()))
 
 
@@ -290,30 +477,50 @@ def population_truth(params: WorldParameters) -> dict[str, Truth]:
 DIGITS = 6
 
 
-def truth_document(params: WorldParameters) -> dict[str, Any]:
-    """truth.json's content: what the file is, then one entry per estimand."""
+def truth_document(params: WorldParameters, fixed: FixedFactors | None = None) -> dict[str, Any]:
+    """truth.json's content: what the file is, the world's fixed factors, every estimand."""
+    fixed = FixedFactors.of_params(params) if fixed is None else fixed
     return {
         "about": (
-            "Ground truth of this simulated world: the population value, under the generative"
-            " parameters (analysis/simulation/parameters.py), of each estimand the simulator"
-            " controls, keyed by its numbers.json record key. It is what the estimator targets"
-            " (e.g. a mention delta is a difference of observed mean ratings), not a latent"
-            " parameter. The same for every seed of these parameters. Written by"
-            " analysis/simulation/truth.py; `how` says whether a value is a closed form or"
-            " comes from a large draw of the same model from the truth's own seeds;"
-            " `in_coverage` is false where the truth cannot vary across worlds."
+            "Ground truth of this simulated world: the value, under the generative parameters"
+            " (analysis/simulation/parameters.py), of each estimand the simulator controls,"
+            " keyed by its numbers.json record key. It is what the estimator targets (e.g. a"
+            " mention delta is a difference of observed mean ratings), not a latent parameter."
+            " It integrates over the random factors (users, prompts, items, people) and is"
+            " conditional on the fixed ones: the five models, and for the statistics scored"
+            " against the human majority the annotators whose majority it is (their drawn"
+            " yes-bias: `fixed_factors`). Written by analysis/simulation/truth.py; `how` says"
+            " how each value was obtained; `in_coverage` is false where the truth cannot vary"
+            " across worlds."
         ),
+        "random_effects": {
+            name: {
+                "factor": factor,
+                "shifts": what,
+                "sd": getattr(params, name),
+                "size_from": effect_source(params, name),
+            }
+            for name, (factor, what) in RANDOM_EFFECTS.items()
+        },
+        "fixed_factors": {
+            "llm_offsets": {
+                name: float(f"{x:.{DIGITS}g}")
+                for name, x in zip(params.llm_names, fixed.llm, strict=True)
+            },
+            "stage2_human_offsets": [float(f"{x:.{DIGITS}g}") for x in fixed.stage2_human],
+        },
         "estimands": {
             key: {
                 "how": t.how,
                 "in_coverage": t.in_coverage,
                 "value": float(f"{t.value:.{DIGITS}g}"),
             }
-            for key, t in population_truth(params).items()
+            for key, t in world_truth(params, fixed).items()
         },
     }
 
 
-def truth_json(params: WorldParameters) -> str:
+def truth_json(params: WorldParameters, fixed: FixedFactors | None = None) -> str:
     """truth.json as text: sorted keys, fixed float precision, ``\\n`` line ends."""
-    return json.dumps(truth_document(params), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    doc = truth_document(params, fixed)
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

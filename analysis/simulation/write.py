@@ -12,14 +12,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from analysis.simulation.calibration import (
     MIN_SHARED_ITEMS,
     SAMPLING_SD,
     realized_statistics,
 )
-from analysis.simulation.parameters import STUDY_TARGETS, WorldParameters
+from analysis.simulation.parameters import (
+    RANDOM_EFFECTS,
+    STUDY_TARGETS,
+    WorldParameters,
+    effect_source,
+)
 from analysis.simulation.simulate import World
-from analysis.simulation.truth import truth_json
+from analysis.simulation.truth import FixedFactors, truth_json
 
 #: the world's ground truth, beside the raw files (see ``analysis.simulation.truth``)
 TRUTH_FILE = "truth.json"
@@ -74,10 +81,16 @@ def write_world(world: World, out: Path) -> list[Path]:
     written = write_files(world, out)
     stats = realized_statistics(out)
     card = out / "README.md"
-    card.write_text(data_card(world.params, world.files, stats), encoding="utf-8", newline="\n")
+    card.write_text(
+        data_card(world.params, world.files, stats, world.truth), encoding="utf-8", newline="\n"
+    )
     written.append(card)
     truth = out / TRUTH_FILE
-    truth.write_text(truth_json(world.params), encoding="utf-8", newline="\n")
+    truth.write_text(
+        truth_json(world.params, FixedFactors.of_world(world.truth)),
+        encoding="utf-8",
+        newline="\n",
+    )
     written.append(truth)
     return written
 
@@ -94,8 +107,9 @@ GENERATIVE_MODEL = """\
 ## How the world is generated
 
 Everything below is drawn from one seed (`seed`), one numpy PCG64 stream per part (users,
-text, stage 1, stage 2, stage 3, stage-1 flag reasons); `recenter simulate` rewrites these
-files byte for byte.
+text, stage 1, stage 2, stage 3, stage-1 flag reasons, the prompts' and users' random
+effects, the raters' random effects); `recenter simulate` rewrites these files byte for
+byte.
 The model is calibrated in expectation; the committed seed is the most typical of seeds
 0-39 (`calibration.representative_seed`), so this realization shows the study's figures up
 to ordinary sampling error (see the sds in the calibration table).
@@ -121,8 +135,9 @@ shuffled into conversations.
 **Stage 1 (attribute quality).** Each user's attributes go to 3 of `n_stage1_humans`
 annotators (least-loaded first). An ordered-logit model gives each judgment: latent support
 = class mean (`stage1_class_means`) + the attribute's difficulty (normal, sd
-`stage1_item_sd`, shared by its raters) + the annotator's leniency (evenly spaced in
-+-`stage1_leniency_spread`) + logistic noise, cut at `stage1_cutpoints` into rejected /
+`stage1_item_sd`, shared by its raters) + its user's effect (sd `stage1_user_sd`) + the
+annotator's leniency (drawn per world, sd `stage1_leniency_sd`) + logistic noise, cut at
+`stage1_cutpoints` into rejected /
 uncertain / accepted (`bad` / `unsure` / `ok` in the tool's files). Non-accepted
 judgments carry a note naming the problem with probability `stage1_note_rate`. Every
 non-accepted judgment (a *flag*) also carries a structured `flag_reason`
@@ -135,29 +150,38 @@ project-written prompts (each prompt with `users_per_prompt` users; a pair's pro
 one of the user's domains with probability `prompt_in_user_domain`). Every profile
 attribute of a pair is an item of one type: same domain as the prompt, style, adjacent
 domain, or unrelated. A latent-class model decides the votes: the item is truly relevant
-with the type's prevalence (`relevance_prevalence`); a share (`hard_item_rate`) is hard for
+with the type's prevalence (`relevance_prevalence`) shifted on the logit scale by its
+prompt's and its user's effects (`prompt_relevance_sd`, `user_relevance_sd`: some prompts
+and some profiles make more attributes matter); a share (`hard_item_rate`) is hard for
 people; and models see items through a shared *LLM view* that lights up on relevant items
-and, more often for topically close types, on irrelevant ones. People vote from the truth
+and, more often for topically close types and for misleading prompts (the prompt's
+difficulty, `prompt_difficulty_sd`), on irrelevant ones. People vote from the truth
 (sensitivity; a false-positive rate on plausible items that is higher for topically close
-types, `human_type_shift`; guessing on hard ones; per-person logit offsets); models vote
-from the shared view (per-model offsets). Sharing the view is
+types, `human_type_shift`; guessing on hard ones; each person's logit yes-bias, drawn per
+world with sd `stage2_human_offset_sd`); models vote from the shared view (each model's
+yes-bias drawn per world, sd `llm_offset_sd`). Sharing the view is
 why models agree with each other more than with people, and why they select 2-3x more
 attributes. The human majority of the 3 annotators is the `ground_truth` of the
 `gt_attributes` files. The five free probabilities marked *[calibrated]* were solved with
-`calibration.calibrate_default_relevance` so that the expected rates and kappas equal the
-study's.
+`calibration.calibrate_default_relevance` so that the expected rates and kappas (over
+worlds: people, models, prompts and users integrated out) equal the study's.
 
 **Stage 3 (responses and preference).** Each simulated model writes, for every pair, a
 generic response (`no_context`), a response adapted to up to `full_profile_max_attributes`
 attributes it voted relevant (`attributes`), and a personalized response adapted to the
 human-majority relevant attributes (`gt_attributes`). Each adaptation has a latent quality
-(the generator's mean + a response effect + a slot effect; good adaptations are concrete,
-poor ones tangential or vague) and is either an explicit mention (a second-person sentence
+(the generator's mean + the prompt's and the user's effects, `prompt_quality_sd` and
+`user_quality_sd` + a response effect + a slot effect). Its wording does not show that
+quality: each adaptation sentence is drawn from the same bank (the domain's concrete
+bridges and generic asides alike) whatever its quality, so a model that reads the text (a
+reward model, a judge) cannot see what people's ratings respond to; only whether the
+attribute is named is visible. An adaptation is either an explicit mention (a second-person sentence
 repeating the attribute, "Since you bake sourdough bread at home, ...": the generator names
 attributes with probability `generator_mention_rate`) or implicit. Items for people are
 (pair, generator) combinations chosen in turn per generator until their relevant attributes
 add up to `n_stage3_ratings`; one annotator rates each. A rating (1-5, 3 = no difference)
-is the rounded latent: quality + offset + mention effect + normal noise; people barely
+is the rounded latent: quality + offset (for people, plus the annotator's severity, drawn
+per world with sd `stage3_severity_sd`) + mention effect + normal noise; people barely
 react to mentions (`human_mention_effect`), each model judge has its own offset
 (`judge_offset`, more favourable than people) and mention bias (`judge_mention_effect`).
 """
@@ -172,17 +196,22 @@ calibration statistics above and keeps the seed with the smallest sum of squared
 standardized misses `((statistic - study) / sampling sd)^2` (`calibration.seed_score`).
 So this world was picked to look like the study: its agreement with the study's figures is
 not evidence about the pipeline. What is evidence is whether the workflow recovers the
-world's own ground truth (`{truth}`), which does not depend on the seed.
+world's own ground truth (`{truth}`), and how often its intervals cover it across worlds
+drawn with fresh seeds (`benchmarks/bench_coverage.py`).
 
 ## Ground truth (`{truth}`)
 
-`{truth}` lists, for every estimand the simulator controls, its population value under the
-parameters below, keyed by the `numbers.json` record key of the estimate it corresponds to,
-with how it was obtained (closed form, or a large draw of the same model from the truth's own
-seeds with every vote and rating integrated out). A bundled build compares each estimate's
-95% interval with it (records `validation.<key>.truth` / `.covered`, and the paper's table
-"what the simulation put in, what the pipeline recovered"); `benchmarks/bench_coverage.py`
-does so over many fresh worlds.
+`{truth}` lists, for every estimand the simulator controls, its value under the parameters
+below, keyed by the `numbers.json` record key of the estimate it corresponds to, with how it
+was obtained (a large draw of the same model from the truth's own seeds for the design, every
+random effect, vote and rating integrated out). It integrates over the random factors
+(users, prompts, items, people) and is conditional on the fixed ones: the five models and,
+for the statistics scored against the human majority, the stage-2 annotators whose
+majority it is (their yes-bias drawn in this world: `fixed_factors`); so it changes from
+seed to seed only in stage 2. It also lists every random effect's size
+(`random_effects`). A bundled build prints each truth beside its estimate (records
+`validation.<key>.truth`); `benchmarks/bench_coverage.py` measures how often the intervals
+cover it over many fresh worlds, and the paper's validation section reports that coverage.
 """
 
 #: (file pattern, content) of every file kind the writer produces
@@ -253,7 +282,47 @@ def _pool(params: WorldParameters, start: int, n: int) -> str:
     return f"{params.human_prefix}{start + 1:02d}..{start + n:02d}"
 
 
-def data_card(params: WorldParameters, files: dict[str, list[Any]], stats: dict[str, float]) -> str:
+def random_effects_section(
+    params: WorldParameters, world_effects: dict[str, np.ndarray]
+) -> list[str]:
+    """The card's table of random effects: factor, what it shifts, sd, where the size is from."""
+    lines = [
+        "## Random effects",
+        "",
+        "The factors the study's statements generalize over vary from world to world, as in",
+        "the study's data: each is a normal effect with the sd below. *data*: estimated from",
+        "the authors' real exports (`analysis/simulation/effect_sizes.py`: rater offsets from",
+        "the pilot rounds' raters on shared items; prompt and user effects by matching the",
+        "final round's spreads across prompts and users of the majority rate and of the",
+        "models' yes rate on majority-no items); *stated*: no data show it (the reason is in",
+        "the parameter's meaning below).",
+        "",
+        "| parameter | factor | shifts | sd | size from |",
+        "|---|---|---|---|---|",
+    ]
+    for name, (factor, what) in RANDOM_EFFECTS.items():
+        lines.append(
+            f"| `{name}` | {factor} | {what} | {getattr(params, name):g} |"
+            f" {effect_source(params, name)} |"
+        )
+    lines += ["", "This world's draws of the raters' effects:", ""]
+    for key, label in (
+        ("stage1_leniency", "stage-1 annotators' leniency"),
+        ("stage2_human_offsets", "stage-2 annotators' yes-bias"),
+        ("stage3_severity", "stage-3 annotators' severity"),
+        ("llm_offsets", f"models' yes-bias ({', '.join(params.llm_names)})"),
+    ):
+        values = ", ".join(f"{x:+.2f}" for x in world_effects[key])
+        lines.append(f"- {label}: {values}")
+    return [*lines, ""]
+
+
+def data_card(
+    params: WorldParameters,
+    files: dict[str, list[Any]],
+    stats: dict[str, float],
+    world_effects: dict[str, np.ndarray],
+) -> str:
     """The README of a written world: what it is, how it was made, every parameter."""
     lines = [
         CARD_MARKER,
@@ -292,6 +361,7 @@ def data_card(params: WorldParameters, files: dict[str, list[Any]], stats: dict[
         f"| files | {len(files)} JSON Lines files |",
         "",
         GENERATIVE_MODEL,
+        *random_effects_section(params, world_effects),
         "## Files (the authors' annotation-tool layout)",
         "",
         "| file | content |",

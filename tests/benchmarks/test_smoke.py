@@ -136,9 +136,11 @@ def test_bench_coverage(tmp_path: Path) -> None:
     cov, section = published(tmp_path, "coverage")
     assert cov["worlds"] == 1 and cov["n_boot"] == [20]
     assert cov["world_commits"] == {head_commit(): 1}
-    assert "stage2.final.kappa.human_human" in cov["estimators"]
-    for row in cov["estimators"].values():
-        assert row["worlds"] == 1 and 0 <= row["coverage"] <= 1
+    assert "stage2.final.kappa.human_human" in cov["estimands"]
+    for row in cov["estimands"].values():
+        for config in ("design", "user_only"):  # both intervals of every estimand
+            assert row[config]["worlds"] == 1 and 0 <= row[config]["coverage"] <= 1
+    assert {"design", "user_only"} <= set(cov["pooled"])
     assert "| `stage2.final.kappa.human_human` |" in section
     assert_commit(cov, section)
     assert (BENCH / "coverage_worlds.jsonl").read_bytes() == committed  # written elsewhere

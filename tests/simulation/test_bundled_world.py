@@ -21,7 +21,13 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis import REPO_ROOT
 from analysis.cli import main as recenter
-from analysis.simulation import DEFAULT_PARAMETERS, WorldParameters, simulate_world, write_world
+from analysis.simulation import (
+    DEFAULT_PARAMETERS,
+    WorldParameters,
+    effect_sizes,
+    simulate_world,
+    write_world,
+)
 from analysis.simulation import write as simulation_write
 from analysis.simulation.calibration import (
     SAMPLING_SD,
@@ -31,7 +37,7 @@ from analysis.simulation.calibration import (
     relevance_votes,
     stage2_statistics,
 )
-from analysis.simulation.parameters import STUDY_TARGETS
+from analysis.simulation.parameters import RANDOM_EFFECTS, STUDY_TARGETS, effect_source
 from analysis.simulation.raters import (
     ITEM_TYPES,
     QUALITY_CLASSES,
@@ -332,6 +338,11 @@ SMALL = dataclasses.replace(
     n_stage3_ratings=300,
     n_stage3_humans=3,
 )
+#: the same world without random effects: the calibration's algebra checked on one world,
+#: free of the world-to-world spread that prompts, users and raters add
+FIXED = dataclasses.replace(
+    SMALL, **{name: 0.0 for name in RANDOM_EFFECTS if name != "stage1_user_sd"}
+)
 
 
 def _bootstrap_group_kappa(files, rng: np.random.Generator, reps: int = 300) -> np.ndarray:
@@ -383,7 +394,7 @@ def test_agreement_levels_are_recovered(
 ) -> None:
     targets = {"human_yes_rate": 0.2, "llm_yes_rate": 0.5, "kappa_human_human": hh}
     targets |= {"kappa_llm_llm": ll, "kappa_human_llm": hl}
-    small = dataclasses.replace(SMALL, **structure)
+    small = dataclasses.replace(FIXED, **structure)
     types = simulate_world(small).truth["stage2_type"]
     shares = np.bincount(types, minlength=len(ITEM_TYPES)) / len(types)
     model = calibrate_relevance(small.relevance_model(), shares, targets)
@@ -391,7 +402,7 @@ def test_agreement_levels_are_recovered(
     assert all(abs(expected[k] - targets[k]) < 0.005 for k in RELEVANCE_TARGET_KEYS)
 
     # the files' stage-2 votes are what is checked; the truth (40 more worlds) has its own tests
-    monkeypatch.setattr(simulation_write, "truth_json", lambda params: "{}\n")
+    monkeypatch.setattr(simulation_write, "truth_json", lambda *args: "{}\n")
     write_world(simulate_world(small.with_relevance_model(model)), tmp_path)
     files = read_layout(tmp_path)
     measured = stage2_statistics(files)
@@ -422,6 +433,40 @@ def test_flag_reasons_come_from_their_own_stream() -> None:
     assert _without_flag_reasons(base) == _without_flag_reasons(other)
 
 
+def test_random_effects_come_from_their_own_streams() -> None:
+    """Another effect size changes what the effect moves and nothing else."""
+    base = simulate_world(SMALL)
+    quality = simulate_world(dataclasses.replace(SMALL, prompt_quality_sd=0.9))
+    for rel in base.files:
+        if not rel.startswith(("annotations/", "judge_task6/")) or rel.endswith("_task6.jsonl"):
+            continue
+        same = rel.endswith(("_task4.jsonl", "_task5.jsonl"))
+        assert (base.files[rel] == quality.files[rel]) == same, rel
+    assert (base.truth["stage2_human_votes"] == quality.truth["stage2_human_votes"]).all()
+    relevance = simulate_world(dataclasses.replace(SMALL, user_relevance_sd=0.1))
+    assert (base.truth["stage1_labels"] == relevance.truth["stage1_labels"]).all()
+    assert not (base.truth["stage2_z"] == relevance.truth["stage2_z"]).all()
+
+
+def test_response_texts_do_not_show_the_quality_people_rate() -> None:
+    """Generators of very different quality write the same words on the same draws."""
+    good = simulate_world(dataclasses.replace(SMALL, generator_quality=(2.0,) * 5))
+    poor = simulate_world(dataclasses.replace(SMALL, generator_quality=(-2.0,) * 5))
+    responses = [rel for rel in good.files if rel.startswith("task6/")]
+    assert responses and all(good.files[r] == poor.files[r] for r in responses)
+    assert good.files["extracted/task6_items.jsonl"] == poor.files["extracted/task6_items.jsonl"]
+    ratings = [rel for rel in good.files if rel.endswith("_task6.jsonl")]
+    assert any(good.files[r] != poor.files[r] for r in ratings)
+
+
+def test_raters_differ_from_world_to_world() -> None:
+    """People's and models' offsets are drawn per world, not fixed and evenly spread."""
+    a, b = (simulate_world(dataclasses.replace(SMALL, seed=s)).truth for s in (1, 2))
+    for key in ("stage1_leniency", "stage2_human_offsets", "stage3_severity", "llm_offsets"):
+        assert not np.allclose(a[key], b[key]), key
+        assert not np.allclose(np.diff(np.sort(a[key])), np.diff(np.sort(a[key]))[0]), key
+
+
 def test_flags_carry_a_reason_that_agrees_with_their_note(files) -> None:
     note_reason = {"single request": "overgeneralization", "one question": "overgeneralization"}
     note_reason |= {
@@ -444,8 +489,8 @@ def test_flags_carry_a_reason_that_agrees_with_their_note(files) -> None:
 
 
 def test_parameters_reject_inconsistent_values() -> None:
-    with pytest.raises(ValueError, match="llm_offsets"):
-        WorldParameters(llm_offsets=(0.0,))
+    with pytest.raises(ValueError, match="generator_quality"):
+        WorldParameters(generator_quality=(0.0,))
     with pytest.raises(ValueError, match="quality_mix_real"):
         WorldParameters(quality_mix_real=(0.5, 0.5, 0.5, 0.0))
     with pytest.raises(ValueError, match="stage1_flag_reason_mix"):
@@ -475,6 +520,24 @@ def test_no_text_is_copied_from_the_real_exports(real_data_root: Path, files) ->
         ours.update(t["content"] for c in u["conversations"] for t in c["conversation"])
     ours.update(p["prompt_text"] for p in files["extracted/task5_items.jsonl"])
     assert not (ours & (real_texts - {""}))
+
+
+@pytest.mark.realdata
+def test_effect_sizes_from_data_are_the_real_exports(real_data_root: Path) -> None:
+    """The [from data] sizes: the pilot's rater spreads, and worlds that spread like the
+    final round across prompts and users (within the few worlds' Monte Carlo error)."""
+    sds = effect_sizes.rater_offset_sds(real_data_root)
+    p = DEFAULT_PARAMETERS
+    assert round(sds["human_offset_sd"], 2) == p.stage2_human_offset_sd
+    assert round(sds["model_offset_sd"], 2) == p.llm_offset_sd
+    assert round(sds["stage1_leniency_sd"], 2) == p.stage1_leniency_sd
+    real = effect_sizes.unit_spreads(real_data_root)
+    simulated = effect_sizes.simulated_spreads(p)  # the fit's own worlds (seeds 0-9)
+    for key, value in real.items():
+        assert simulated[key] == pytest.approx(value, rel=0.05), key
+    for name in effect_sizes.UNIT_EFFECTS:
+        assert effect_source(p, name) == "data"
+    assert effect_source(p, "stage3_severity_sd") == "stated"
 
 
 def test_the_project_adapter_reads_the_bundled_world() -> None:

@@ -72,7 +72,7 @@ def test_scaled_counts_and_one_crowd(two_blocks: list) -> None:
 
 
 def test_written_world_is_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(S, "truth_json", lambda params: "{}\n")  # the truth has its own tests
+    monkeypatch.setattr(S, "truth_json", lambda *args: "{}\n")  # the truth has its own tests
     S.write_scaled_world(P, 2, 5, tmp_path / "a")
     S.write_scaled_world(P, 2, 5, tmp_path / "b")
     files = sorted(
@@ -83,6 +83,16 @@ def test_written_world_is_byte_identical(tmp_path: Path, monkeypatch: pytest.Mon
     )
     lines = (tmp_path / "a" / "extracted" / "task5_items.jsonl").read_text().splitlines()
     assert len(lines) == 2 * P.n_pairs
+
+
+def test_the_crowd_keeps_its_effects_across_blocks(two_blocks: list) -> None:
+    """A person of the crowd has one yes-bias in every block (drawn once for the pool)."""
+    first, second = (w.truth for w in two_blocks)
+    assert len(first["stage2_human_offsets"]) == 2 * P.n_stage2_humans
+    for key in ("stage1_leniency", "stage2_human_offsets", "stage3_severity", "llm_offsets"):
+        assert (first[key] == second[key]).all(), key
+    # the blocks' prompts and users draw their own effects
+    assert not (first["user_support"] == second["user_support"]).all()
 
 
 def test_bad_options_are_errors() -> None:

@@ -1,39 +1,47 @@
-"""The world's ground truth: deterministic, seed-free, and what a large draw of worlds shows.
+"""The world's ground truth: deterministic, conditional on the models only, and what a large
+draw of worlds shows.
 
-The truth integrates every vote and rating out in closed form over the design of its own
+The truth integrates every random effect, vote and rating out over the design of its own
 large draw; here a separate draw of whole worlds (other seeds, raw votes and ratings, no
-integration) must agree with it within Monte Carlo error for a few estimands of each stage.
+integration) must agree with it within Monte Carlo error for estimands of each stage,
+including the agreement among people, whose truth is over people drawn from the population.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import numpy as np
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
 from analysis import REPO_ROOT
 from analysis.simulation import DEFAULT_PARAMETERS, simulate_world
-from analysis.simulation.truth import TRUTH_SEEDS, population_truth, truth_json
+from analysis.simulation.truth import TRUTH_SEEDS, FixedFactors, truth_json, world_truth
 
 #: the default world's truth is cached per process: this module runs on the worker that runs
 #: test_bundled_world.py, which computes it too
 pytestmark = pytest.mark.xdist_group("default_population_truth")
 
 #: seeds of the independent check draw (not the committed world's, not the truth's own)
-CHECK_SEEDS = range(100, 112)
-
-
-@pytest.fixture(scope="module")
-def truth() -> dict:
-    return {k: t.value for k, t in population_truth(DEFAULT_PARAMETERS).items()}
+CHECK_SEEDS = range(100, 116)
 
 
 @pytest.fixture(scope="module")
 def worlds() -> list:
     return [
         simulate_world(dataclasses.replace(DEFAULT_PARAMETERS, seed=s)).truth for s in CHECK_SEEDS
+    ]
+
+
+@pytest.fixture(scope="module")
+def truths(worlds) -> list[dict[str, float]]:
+    """Each check world's own truth (conditional on its fixed factors' drawn yes-bias)."""
+    return [
+        {k: t.value for k, t in world_truth(DEFAULT_PARAMETERS, FixedFactors.of_world(w)).items()}
+        for w in worlds
     ]
 
 
@@ -46,61 +54,129 @@ def test_truth_json_is_deterministic_and_committed() -> None:
     assert all(e["how"] for e in doc["estimands"].values())
 
 
-def test_truth_does_not_depend_on_the_seed() -> None:
+def test_truth_depends_on_the_seed_only_through_the_fixed_factors() -> None:
     other = dataclasses.replace(DEFAULT_PARAMETERS, seed=7)
-    assert truth_json(other) == truth_json(DEFAULT_PARAMETERS)
     assert DEFAULT_PARAMETERS.seed not in TRUTH_SEEDS and 7 not in TRUTH_SEEDS
+    mine, theirs = world_truth(DEFAULT_PARAMETERS), world_truth(other)
+    # the same models and reference annotators give the same truth whatever else is drawn
+    same_models = world_truth(other, FixedFactors.of_params(DEFAULT_PARAMETERS))
+    assert {k: t.value for k, t in same_models.items()} == {k: t.value for k, t in mine.items()}
+    moved = {k for k in mine if mine[k].value != theirs[k].value}
+    assert moved and all(k.startswith("stage2.") for k in moved)
+    # what involves neither a model nor the majority reference integrates over people,
+    # prompts and users: seed-free
+    for key in (
+        "stage2.final.kappa.human_human",
+        "stage2.final.relevance_rate.human",
+        "stage2.final.ceiling.kappa_human_vs_rest",
+        "stage1.kappa.human_human",
+        "stage3.no_better_share",
+    ):
+        assert key not in moved, key
+    assert "stage2.final.kappa.model_model" in moved
+    assert "conditional" in mine["stage2.final.kappa.model_model"].how
+    majority = mine["stage2.final.relevance_rate.human_majority"]
+    assert "stage2.final.relevance_rate.human_majority" in moved and "annotators" in majority.how
+    committed = json.loads((REPO_ROOT / "data" / "raw" / "bundled" / "truth.json").read_text())
+    fixed = FixedFactors.of_params(DEFAULT_PARAMETERS)
+    assert list(committed["fixed_factors"]["llm_offsets"].values()) == pytest.approx(fixed.llm)
 
 
 def test_correlations_across_the_fixed_models_are_outside_the_coverage_study() -> None:
-    entries = population_truth(DEFAULT_PARAMETERS)
+    entries = world_truth(DEFAULT_PARAMETERS)
     assert not entries["stage3.mention_habit_vs_bias.spearman"].in_coverage
     assert entries["stage2.final.kappa.human_human"].in_coverage
 
 
-def _check(estimates: list[float], truth: float, what: str) -> None:
+def _check(estimates: list[float], truth: list[float] | float, what: str) -> None:
     """The truth lies within 4 Monte Carlo standard errors of the draw's mean."""
-    est = np.asarray(estimates)
-    se = est.std(ddof=1) / np.sqrt(len(est))
-    assert abs(est.mean() - truth) < 4 * se + 1e-3, f"{what}: draw {est.mean()} vs truth {truth}"
+    err = np.asarray(estimates) - np.asarray(truth)
+    se = err.std(ddof=1) / np.sqrt(len(err))
+    assert abs(err.mean()) < 4 * se + 1e-3, f"{what}: draw - truth = {err.mean()} (se {se})"
 
 
-def test_stage1_acceptance_matches_a_large_draw(worlds, truth) -> None:
+def _column(truths: list[dict[str, float]], key: str) -> list[float]:
+    return [t[key] for t in truths]
+
+
+def test_stage1_acceptance_and_agreement_match_a_large_draw(worlds, truths) -> None:
     real = [(w["stage1_labels"][w["stage1_real"]] == 2).mean() for w in worlds]
     synth = [(w["stage1_labels"][~w["stage1_real"]] == 2).mean() for w in worlds]
-    _check(real, truth["stage1.acceptance_rate.real"], "acceptance, real-like")
+    _check(real, _column(truths, "stage1.acceptance_rate.real"), "acceptance, real-like")
     _check(
         [s - r for s, r in zip(synth, real, strict=True)],
-        truth["stage1.problematic_gap_real_vs_synthetic"],
+        _column(truths, "stage1.problematic_gap_real_vs_synthetic"),
         "problematic gap",
     )
+    kappas = []
+    for w in worlds:
+        labels, raters = w["stage1_labels"], w["stage1_raters"]
+        pairs = []
+        for a, b in itertools.combinations(range(int(raters.max()) + 1), 2):
+            rows = np.flatnonzero((raters == a).any(axis=1) & (raters == b).any(axis=1))
+            if len(rows) >= 20:
+                la = labels[rows, np.argmax(raters[rows] == a, axis=1)]
+                lb = labels[rows, np.argmax(raters[rows] == b, axis=1)]
+                pairs.append(cohen_kappa_score(la, lb))
+        kappas.append(np.mean(pairs))
+    _check(kappas, _column(truths, "stage1.kappa.human_human"), "stage-1 kappa among people")
 
 
-def test_stage2_rates_and_over_selection_match_a_large_draw(worlds, truth) -> None:
+def _human_pair_kappas(w: dict) -> list[float]:
+    votes, raters = w["stage2_human_votes"], w["stage2_raters"]
+    out = []
+    for a, b in itertools.combinations(range(int(raters.max()) + 1), 2):
+        rows = np.flatnonzero((raters == a).any(axis=1) & (raters == b).any(axis=1))
+        if len(rows) >= 30:
+            va = votes[rows, np.argmax(raters[rows] == a, axis=1)]
+            vb = votes[rows, np.argmax(raters[rows] == b, axis=1)]
+            out.append(cohen_kappa_score(va, vb))
+    return out
+
+
+def test_stage2_rates_agreement_and_ceiling_match_a_large_draw(worlds, truths) -> None:
     majority = [w["stage2_majority"].mean() for w in worlds]
-    _check(majority, truth["stage2.final.relevance_rate.human_majority"], "majority rate")
+    _check(majority, _column(truths, "stage2.final.relevance_rate.human_majority"), "majority")
     for m, name in enumerate(DEFAULT_PARAMETERS.llm_names):
         rates = [w["stage2_llm_votes"][:, m].mean() for w in worlds]
-        _check(rates, truth[f"stage2.final.relevance_rate.{name}"], f"{name} rate")
+        _check(rates, _column(truths, f"stage2.final.relevance_rate.{name}"), f"{name} rate")
     ratio = [w["stage2_llm_votes"][:, 4].mean() / w["stage2_majority"].mean() for w in worlds]
-    _check(ratio, truth["stage2.final.over_selection.sim-llm-e"], "over-selection")
+    _check(ratio, _column(truths, "stage2.final.over_selection.sim-llm-e"), "over-selection")
+    hh = [np.mean(_human_pair_kappas(w)) for w in worlds]
+    _check(hh, _column(truths, "stage2.final.kappa.human_human"), "kappa among people")
+    ceiling = []
+    for w in worlds:
+        votes = w["stage2_human_votes"].astype(int)
+        per_slot = []
+        for s in range(votes.shape[1]):
+            others = np.delete(votes, s, axis=1)
+            agree = others.min(axis=1) == others.max(axis=1)
+            per_slot.append(cohen_kappa_score(votes[agree, s], others[agree, 0]))
+        ceiling.append(np.mean(per_slot))
+    # the records average over people, not slots; in expectation the two agree
+    _check(ceiling, _column(truths, "stage2.final.ceiling.kappa_human_vs_rest"), "ceiling")
 
 
-def test_stage3_mention_delta_is_a_difference_of_observed_means(worlds, truth) -> None:
+def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> None:
     """The delta's truth includes what goes with mentioning (generator quality), so it differs
     from the latent effect parameter, and the raw ratings of many worlds agree with it."""
-    deltas, judge = [], []
+    deltas, judge, no_better, judge_better = [], [], [], []
     for w in worlds:
         named, ratings = w["stage3_slot_named"], w["stage3_human_ratings"]
         deltas.append(ratings[named].mean() - ratings[~named].mean())
         jr = w["stage3_judge_ratings"][:, 4]
         judge.append(jr[named].mean() - jr[~named].mean())
-    _check(deltas, truth["stage3.mention_delta.human"], "human mention delta")
-    _check(judge, truth["stage3.mention_delta.sim-llm-e"], "judge e mention delta")
-    no_better = []
-    for w in worlds:
         items = w["stage3_slot_item"]
-        means = np.bincount(items, w["stage3_human_ratings"]) / np.bincount(items)
+        means = np.bincount(items, ratings) / np.bincount(items)
         no_better.append((means <= 3).mean())
-    _check(no_better, truth["stage3.no_better_share"], "no-better share")
-    assert truth["stage3.mention_delta.sim-llm-e"] != DEFAULT_PARAMETERS.judge_mention_effect[4]
+        judge_means = np.bincount(items, w["stage3_judge_ratings"][:, 0]) / np.bincount(items)
+        judge_better.append((judge_means > 3).mean() - (means > 3).mean())
+    _check(deltas, _column(truths, "stage3.mention_delta.human"), "human mention delta")
+    _check(judge, _column(truths, "stage3.mention_delta.sim-llm-e"), "judge e mention delta")
+    _check(no_better, _column(truths, "stage3.no_better_share"), "no-better share")
+    _check(
+        judge_better,
+        _column(truths, "stage3.judge_better_share_minus_human.sim-llm-a"),
+        "judge a better share minus people's",
+    )
+    assert truths[0]["stage3.mention_delta.sim-llm-e"] != DEFAULT_PARAMETERS.judge_mention_effect[4]

@@ -19,7 +19,7 @@ with rule_logging(snakemake) as log:
     truth = read_truth(snakemake.input.truth)
     records = validation_records(estimates, truth)
     for path in snakemake.input.worlds:
-        records += coverage_records(read_coverage_worlds(path), truth)
+        records += coverage_records(read_coverage_worlds(path))
     write_records(
         records, snakemake.output.records, rule=snakemake.rule, inputs=list(snakemake.input)
     )
