@@ -1,8 +1,11 @@
 r"""Where the paper cites each number: its sentences, tables, figures and claims.
 
 The audit site lists, under every number, each place of the PDF that prints it. The text is
-read as the PDF prints it: comments dropped, ``\IfRecordTF``/``\IfRecordsTF`` resolved against
-this build's records and ``\Claim`` against its verdicts, then split into sentences; a sentence
+read as the PDF prints it: comments dropped, the generated text macros expanded (the dataset's
+nouns such as ``\people``, ``\RealUsers``: :func:`read_text_macros` reads them from the files
+the PDF inputs) and its switches resolved (``\ifDatasetSimulated ... \else ... \fi``),
+``\IfRecordTF``/``\IfRecordsTF`` resolved against this build's records and ``\Claim`` against
+its verdicts, then split into sentences; a sentence
 cites the keys it prints (``\rc``, ``\rcci``, ``\rcint``, ``\rcstack``, ``\rcn``, ``\rcmethod``,
 ``\rclink`` and the CamelCase aliases). A generated table cites the keys its file prints, with
 the caption the text gives it; a figure the keys its sidecar names. Numbers of sections, tables
@@ -137,6 +140,99 @@ def _optional(text: str, start: int) -> int:
             if depth == 0:
                 return j + 1
     return start
+
+
+@dataclass(frozen=True)
+class TextMacros:
+    r"""The generated macros the text prints: ``words`` (a macro without arguments -> its
+    LaTeX body, e.g. ``people -> simulated raters``) and ``switches`` (``\newif\ifName`` ->
+    whether this build sets it true)."""
+
+    words: Mapping[str, str] = field(default_factory=dict)
+    switches: Mapping[str, bool] = field(default_factory=dict)
+
+
+_NEWCOMMAND = re.compile(r"\\newcommand\s*\{?\\([A-Za-z]+)\}?\s*(?=\{)")
+_NEWIF = re.compile(r"\\newif\s*\\if([A-Za-z]+)")
+
+
+def read_text_macros(paths: Iterable[Path]) -> TextMacros:
+    r"""The text macros and switches the generated files define, as LaTeX would read them.
+
+    Only what a reader sees as words is read: ``\newcommand\name{body}`` without arguments
+    (a macro with ``[n]`` arguments is markup, left to :func:`to_text`), and each
+    ``\newif\ifName`` with the ``\Nametrue`` / ``\Namefalse`` that sets it (false unless set).
+    """
+    words: dict[str, str] = {}
+    switches: dict[str, bool] = {}
+    for path in paths:
+        text = strip_comments(Path(path).read_text(encoding="utf-8"))
+        for m in _NEWCOMMAND.finditer(text):
+            words[m.group(1)] = group(text, m.end())[0]
+        for m in _NEWIF.finditer(text):
+            name = m.group(1)
+            sets = re.findall(r"\\" + name + r"(true|false)(?![A-Za-z])", text)
+            switches[name] = bool(sets) and sets[-1] == "true"
+    return TextMacros(words, switches)
+
+
+_CONDITIONAL = re.compile(r"\\(if[A-Za-z]*|else|fi)(?![A-Za-z])")
+
+
+def resolve_switches(text: str, switches: Mapping[str, bool]) -> str:
+    r"""``\ifName A\else B\fi`` of every known switch replaced by the branch this build prints
+    (nested conditionals included); an ``\if...`` the build does not define is left alone."""
+    out: list[str] = []
+    # one frame per open conditional: (known switch?, its value, in its else branch?)
+    stack: list[tuple[bool, bool, bool]] = []
+
+    def printing() -> bool:
+        return all(not known or value != in_else for known, value, in_else in stack)
+
+    pos = 0
+    for m in _CONDITIONAL.finditer(text):
+        if printing():
+            out.append(text[pos : m.start()])
+        pos = m.end()
+        token = m.group(1)
+        if token.startswith("if"):
+            name = token[2:]
+            known = name in switches
+            stack.append((known, switches.get(name, False), False))
+            if not known and printing():
+                out.append(m.group(0))
+        elif not stack:  # an \else or \fi of a conditional outside this text
+            out.append(m.group(0))
+        elif token == "else":
+            known, value, _ = stack.pop()
+            stack.append((known, value, True))
+            if not known and printing():
+                out.append(m.group(0))
+        else:
+            known, _, _ = stack.pop()
+            if not known and printing():
+                out.append(m.group(0))
+    if printing():
+        out.append(text[pos:])
+    return "".join(out)
+
+
+def expand_text_macros(text: str, macros: TextMacros) -> str:
+    r"""``text`` with its switches resolved and each text macro replaced by its body (``\people{}``
+    and ``\people`` alike), repeatedly, so a body that uses another macro is expanded too."""
+    text = resolve_switches(text, macros.switches)
+    if not macros.words:
+        return text
+    pattern = re.compile(
+        r"\\(" + "|".join(sorted(map(re.escape, macros.words), key=len, reverse=True)) + r")"
+        r"(?![A-Za-z])(?:\{\})?"
+    )
+    for _ in range(10):  # bodies nest a level or two; ten is far more than any does
+        expanded = pattern.sub(lambda m: macros.words[m.group(1)], text)
+        if expanded == text:
+            break
+        text = expanded
+    return text
 
 
 _BRANCH = re.compile(r"\\(IfRecordTF|IfRecordsTF|Claim)(?![A-Za-z])")
@@ -344,12 +440,18 @@ def read_citations(
     aliases: Mapping[str, str],
     claims: Mapping[str, Mapping[str, Any]],
     aux: Path | None = None,
+    macros: TextMacros | None = None,
 ) -> Citations:
-    """Sentences, tables and figures of the paper, each with the keys it prints."""
+    """Sentences, tables and figures of the paper, each with the keys it prints; the text with
+    this build's ``macros`` (:func:`read_text_macros` of the generated files) expanded."""
     labels = read_aux(aux)
     refs = _ref_texts(labels)
     cites = Citations()
-    texts = {Path(p): Path(p).read_text(encoding="utf-8") for p in sources}
+    macros = macros or TextMacros()
+    texts = {
+        Path(p): expand_text_macros(strip_comments(Path(p).read_text(encoding="utf-8")), macros)
+        for p in sources
+    }
     for path, text in texts.items():
         cites.sentences += sentences_of_file(path, text, numbers, aliases, claims, labels)
     for table in sorted(Path(p) for p in tables):

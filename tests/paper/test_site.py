@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from analysis.paper import site_links
-from analysis.paper.citations import read_citations, resolve_branches, to_text
+from analysis.paper.citations import (
+    read_citations,
+    read_text_macros,
+    resolve_branches,
+    resolve_switches,
+    to_text,
+)
 from analysis.paper.macros import alias_map, pdf_link
 from analysis.paper.provenance import collect_figures
 from analysis.paper.site import SiteInputs, read_scorecard, write_archive, write_site
@@ -271,3 +277,47 @@ def test_guards_and_claims_resolve_as_the_pdf_prints_them() -> None:
     text = r"Cohen's $\kappa$ --- 58.0\% of \emph{all} (\citep{a}); see~\ref{t}"
     assert to_text(text, {"t": "3"}) == "Cohen's κ — 58.0% of all ([a]); see 3"
     assert to_text(r"a~\textbf{b}\,c -- d", {}) == "a b c – d"
+
+
+#: what rule dataset_description and rule numbers write for a simulated world
+DATASET_TEX = r"""% Generated. Do not edit.
+\newcommand\people{simulated raters}
+\newcommand\People{Simulated raters}
+\newcommand\RealUsers{real-like (simulated)}
+\newcommand\DatasetRaters{stage~1: 9 \people{} and \texttt{sim-llm-a}}
+\newcommand\Takes[1]{#1}
+\newif\ifDatasetSimulated
+\DatasetSimulatedtrue
+"""
+NUMBERS_TEX = "\\newif\\ifSmallRealModel\n% no \\SmallRealModeltrue: no small model here\n"
+
+
+def test_sentences_read_the_dataset_nouns_and_switches_as_the_pdf_prints_them(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "dataset.tex").write_text(DATASET_TEX, encoding="utf-8")
+    (tmp_path / "numbers.tex").write_text(NUMBERS_TEX, encoding="utf-8")
+    macros = read_text_macros([tmp_path / "dataset.tex", tmp_path / "numbers.tex"])
+    assert macros.switches == {"DatasetSimulated": True, "SmallRealModel": False}
+    assert macros.words["people"] == "simulated raters" and "Takes" not in macros.words
+    tex = tmp_path / "stage2.tex"
+    tex.write_text(
+        "\\section{Stage 2}\n"
+        "In the final round the \\people{} agree with each other at \\rcci{KEY}.\n"
+        "\\ifDatasetSimulated In this world \\People{} vote with noise (\\rc{KEY}).\n"
+        "\\else Disagreement between people is not noise (\\rc{KEY}).\n\\fi\n"
+        "\\ifSmallRealModel The small model is at \\rc{KEY}.\\fi\n"
+        "Raters: \\DatasetRaters; users \\RealUsers{} at \\rc{KEY}.\n".replace("KEY", KEY),
+        encoding="utf-8",
+    )
+    numbers = {KEY: {"key": KEY, "value": 0.43, "fmt": ".2f", "ci_low": 0.39, "ci_high": 0.47}}
+    cites = read_citations([tex], [], [], numbers, {}, {}, None, macros)
+    texts = [s.text for s in cites.sentences_of(KEY)]
+    assert texts == [
+        "In the final round the simulated raters agree with each other at 0.43 [0.39, 0.47].",
+        "In this world Simulated raters vote with noise (0.43).",
+        "Raters: stage 1: 9 simulated raters and sim-llm-a; users real-like (simulated) at 0.43.",
+    ]
+    # an \if the build does not define is left to the reader; nested ones are resolved
+    nested = r"a\ifDatasetSimulated b\ifSmallRealModel c\else d\fi\else e\fi f\iffoo g\fi"
+    assert resolve_switches(nested, macros.switches) == r"a b d f\iffoo g\fi"

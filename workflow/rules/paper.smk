@@ -280,6 +280,8 @@ rule audit_site:
         figures=FIGURE_FILES,
         shards=CALL_SHARDS,
         aux=f"{PAPER_BUILD}/paper.aux",
+        # the text macros and switches the PDF expands (the dataset's nouns, simulated or not)
+        macros=[f"{PAPER_GENERATED}/dataset.tex", f"{PAPER_GENERATED}/numbers.tex"],
     output:
         site=directory(f"{PAPER_BUILD}/site"),
         # the same site as one file: Snakemake's HTML report embeds no folder

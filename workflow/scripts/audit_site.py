@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from analysis.paper.citations import read_citations
+from analysis.paper.citations import read_citations, read_text_macros
 from analysis.paper.macros import alias_map
 from analysis.paper.provenance import collect_figures
 from analysis.paper.site import SiteInputs, read_scorecard, write_archive, write_site
@@ -20,7 +20,14 @@ with rule_logging(snakemake) as log:
     sources = [Path(p) for p in inp.text]
     tables = [Path(p) for p in inp.tables]
     citations = read_citations(
-        sources, tables, figures, numbers, aliases, claims.get("claims", {}), Path(inp.aux)
+        sources,
+        tables,
+        figures,
+        numbers,
+        aliases,
+        claims.get("claims", {}),
+        Path(inp.aux),
+        read_text_macros(Path(p) for p in inp.macros),
     )
     printed = keys_in_files([*sources, *tables], aliases)
     guarded = set().union(*(keys_guarded(p.read_text(encoding="utf-8")) for p in sources))
