@@ -459,9 +459,13 @@ def read_citations(
             continue
         _, keys = _mark_numbers(strip_comments(table.read_text(encoding="utf-8")), numbers, aliases)
         where = _float_in_sources(texts, "table", table.stem, labels, refs, numbers, aliases)
+        if not where[3]:  # generated but input by no source: not in the PDF, so it cites nothing
+            continue
         cites.floats.append(Float("table", table.stem, *where, keys=tuple(dict.fromkeys(keys))))
     for fig in figures:
         where = _float_in_sources(texts, "figure", fig.stem, labels, refs, numbers, aliases)
+        if not where[3]:  # drawn but placed by no source: not in the PDF
+            continue
         keys = tuple(k for k in fig.keys if k in numbers)
         cites.floats.append(Float("figure", fig.stem, *where, keys=keys))
     return cites
