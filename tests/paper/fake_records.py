@@ -223,6 +223,7 @@ def records_by_rule(kind: str = "full") -> dict[str, list[Record]]:
             Record("validation.coverage.p_vs_nominal", 0.31, ".2g", "test of 0.95", CODE),
             Record("validation.coverage.p_vs_nominal_user_only", 1e-9, ".2g", "test", CODE),
             Record("validation.coverage.n_user_only_under", 12, "d", "users only below", CODE),
+            Record("validation.coverage.n_families_under_nominal", 0, "d", "families below", CODE),
             Record(
                 "validation.coverage.n_findings",
                 0,
