@@ -215,12 +215,12 @@ def make_record(
     return record
 
 
-def content_error(record: Mapping[str, Any]) -> str | None:
-    """Why a stored answer is unusable as asked (no content; JSON requested but not given).
+def content_error(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | None:
+    """Why a stored answer (``message``: its first choice's) is unusable as asked (no content;
+    JSON requested but not given).
 
     Derived from the record alone, so a replay reports exactly what the recording reported.
     """
-    message = record["response"]["choices"][0].get("message") or {}
     content = message.get("content")
     if content is None:
         if message.get("tool_calls"):
@@ -236,15 +236,17 @@ def content_error(record: Mapping[str, Any]) -> str | None:
 
 
 def result_from_record(record: Mapping[str, Any], custom_id: str, cached: bool) -> CallResult:
-    message = record["response"]["choices"][0].get("message") or {}
+    """The result a stored record gives (fields in ``CallResult``'s order: made once per call)."""
+    response = record["response"]
+    message = response["choices"][0].get("message") or {}
     return CallResult(
-        key=record["key"],
-        custom_id=custom_id,
-        text=message.get("content"),
-        response=record["response"],
-        usage=record.get("usage") or {},
-        cached=cached,
-        error=content_error(record),
+        record["key"],
+        custom_id,
+        message.get("content"),
+        response,
+        record.get("usage") or {},
+        cached,
+        content_error(record, message),
     )
 
 
