@@ -44,7 +44,6 @@ ALLOWED = {
 FIRST_PARTY = {"analysis", "tests"} | {p.stem for p in (REPO_ROOT / "benchmarks").glob("*.py")}
 #: declared but never imported: where each is used instead (file, text that shows the use)
 USED_WITHOUT_IMPORT = {
-    "torch": ("Makefile", "TORCH_PIN := torch=="),  # sentence-transformers' engine, pinned CPU
     "snakemake-executor-plugin-slurm": ("workflow/profiles/slurm/config.yaml", "executor: slurm"),
     "snakemake-executor-plugin-kubernetes": (
         "workflow/profiles/kubernetes/config.yaml",
