@@ -454,3 +454,77 @@ def test_caveated_model_is_reported_but_not_averaged() -> None:
     table = kappa_matrix_table(result)
     assert not table.loc[table["rater_a"] == "M2", "in_group_means"].any()
     assert table.loc[(table["rater_a"] == "A") & (table["rater_b"] == "M1"), "in_group_means"].all()
+
+
+def test_deleting_a_person_recomputes_the_others_references() -> None:
+    """The annotators' jackknife values of the ceiling, a model's score against the rest and
+    its gap are the statistics recomputed by hand without that person: its own references
+    go, and every other person's reference on an item it voted on is rebuilt from the voters
+    left (so a person's vote counts wherever it is part of a reference, not only where it is
+    left out). Items have three or four voters, so references are dropped and rebuilt."""
+    from analysis.stats.study_stage2 import (
+        human_ceiling,
+        round_totals,
+        round_votes,
+        scores_vs_rest,
+    )
+
+    rng = np.random.default_rng(3)
+    humans = ["A", "B", "C", "D"]
+    bias = {"A": 0.8, "B": -0.6, "C": 0.1, "D": 0.4}
+    rows = []
+    for i in range(60):
+        truth = rng.random() < 0.4
+        voters = humans if i % 3 == 0 else list(rng.choice(humans, 3, replace=False))
+        for h in [*voters, "M"]:
+            p = (0.8 if truth else 0.25) + (0.1 * bias[h] if h in bias else 0.05)
+            rows.append(
+                {
+                    "item_id": f"i{i:02d}",
+                    "user_id": f"u{i % 12}",
+                    "prompt_id": f"p{i % 11}",
+                    "rater": h,
+                    "rater_kind": "model" if h == "M" else "human",
+                    "round": "final",
+                    "vote": bool(rng.random() < p),
+                }
+            )
+    votes = pd.DataFrame(rows)
+    cfg = settings({**CFG, "design": "declared"})
+    rv = round_votes(votes, "final")
+    rt = round_totals(rv, cfg)
+    stats = {s.key: s for s in human_ceiling(rv, rt) + scores_vs_rest(rv, rt)}
+
+    def by_hand(kept: list[str]) -> dict[str, float]:
+        wide = votes[votes["rater"].isin([*kept, "M"])].pivot(
+            index="item_id", columns="rater", values="vote"
+        )
+        wide = wide.astype(float)
+        kappa, f1, model_kappa, gap = [], [], [], []
+        for h in kept:
+            others = wide[[x for x in kept if x != h]]
+            n_rest, yes = others.notna().sum(axis=1), others.sum(axis=1)
+            ok = wide[h].notna() & (n_rest >= 2) & (2 * yes != n_rest)
+            ref = (2 * yes[ok] > n_rest[ok]).astype(int)
+            own, model = wide.loc[ok, h].astype(int), wide.loc[ok, "M"].astype(int)
+            kappa.append(cohen_kappa_score(own, ref))
+            f1.append(f1_score(ref, own))
+            model_kappa.append(cohen_kappa_score(model, ref))
+            gap.append(model_kappa[-1] - kappa[-1])
+        return {
+            "ceiling.kappa_human_vs_rest": np.mean(kappa),
+            "ceiling.f1_human_vs_rest": np.mean(f1),
+            "vs_rest.kappa.M": np.mean(model_kappa),
+            "vs_rest.gap_kappa.M": np.mean(gap),
+        }
+
+    assert by_hand(humans)["ceiling.kappa_human_vs_rest"] == pytest.approx(
+        stats["stage2.final.ceiling.kappa_human_vs_rest"].estimate.value
+    )
+    for key, expected in {
+        k: [by_hand([x for x in humans if x != d])[k] for d in humans] for k in by_hand(humans)
+    }.items():
+        part = next(
+            p for p in stats[f"stage2.final.{key}"].estimate.parts if p.cluster == "annotators"
+        )
+        assert np.asarray(part.jackknife).ravel() == pytest.approx(expected), key
