@@ -22,6 +22,7 @@ from typing import Any
 from analysis.paper.latex import escape_latex, escape_number, format_number
 from analysis.paper.macros import ci_level_of
 from analysis.paper.scorecard import printed_rows
+from analysis.settings import DataNouns
 
 Numbers = Mapping[str, Mapping[str, Any]]
 
@@ -37,34 +38,71 @@ LEADING_ROWS = (
     "human_vs_rest",
     "mean_model",
 )
-#: a marker for the near-random real model, explained under every table where it appears
-SMALL_MODEL = "smollm2"
-SMALL_MODEL_NOTE = (
-    r"$^\dagger$\,SmolLM2-135M is a real but near-random small model, run locally to exercise "
-    r"the model-call path end to end; its numbers say nothing about annotation quality."
-)
 #: field names under ``extra`` that hold a multiplicity-adjusted p value, in order of preference
 ADJUSTED_P_FIELDS = ("p_adjusted", "p_holm", "p_adj", "p_value_adjusted", "p_fdr_bh")
+#: the words a table uses for who is in the dataset when it is given none (``data.nouns``)
+NEUTRAL_NOUNS = DataNouns(
+    people="human raters",
+    person="human rater",
+    users="users",
+    chat_users="chat users",
+    models="models",
+)
 
 
-def row_label(row: str) -> str:
-    """A readable row label: known group names in words, ids escaped, the small model marked."""
+_PLACEHOLDER = re.compile(r"\{(people|People|person|users|chat_users|models)\}")
+
+
+def escaped_in_words(text: str, nouns: DataNouns) -> str:
+    """Plain ``text`` escaped for LaTeX, its noun placeholders in the dataset's words."""
+    parts = _PLACEHOLDER.split(text)
+    # split keeps the placeholder names at the odd positions
+    return "".join(
+        in_words("{" + part + "}", nouns) if i % 2 else escape_latex(part)
+        for i, part in enumerate(parts)
+    )
+
+
+def two_lines(top: str, bottom: str) -> str:
+    """A column header on two lines (LaTeX), so a table of many columns fits the text."""
+    return r"\begin{tabular}[b]{@{}r@{}}" + top + r"\\" + bottom + r"\end{tabular}"
+
+
+def in_words(text: str, nouns: DataNouns) -> str:
+    """``text`` with the placeholders ``{people}``, ``{People}``, ``{person}``, ``{users}``,
+    ``{chat_users}`` and ``{models}`` replaced by the dataset's nouns (LaTeX-escaped); other
+    braces (LaTeX) are left alone."""
     words = {
-        "human_majority": "human majority",
-        "human": "people (mean of raters)",
-        "kappa.human_human": "human--human",
-        "kappa.model_model": "model--model",
-        "kappa.human_model": "human--model",
-        "ceiling.kappa_human_vs_rest": "human ceiling",
-        "human_vs_rest": "human ceiling",
-        "mean_model": "mean over models",
+        "people": nouns.people,
+        "People": nouns.people[:1].upper() + nouns.people[1:],
+        "person": nouns.person,
+        "users": nouns.users,
+        "chat_users": nouns.chat_users,
+        "models": nouns.models,
     }
-    if row in words:
-        return words[row]
-    label = escape_latex(row)
-    if SMALL_MODEL in row:
-        label += r"$^\dagger$"
-    return label
+    for name, value in words.items():
+        text = text.replace("{" + name + "}", escape_latex(value))
+    return text
+
+
+#: row labels of the known group names, in words (``{people}``: the dataset's noun)
+ROW_WORDS = {
+    "human_majority": "majority of {people}",
+    "human": "{people} (mean of raters)",
+    "kappa.human_human": "{people} with {people}",
+    "kappa.model_model": "models with models",
+    "kappa.human_model": "{people} with models",
+    "ceiling.kappa_human_vs_rest": "ceiling: each {person} vs the others",
+    "human_vs_rest": "ceiling: each {person} vs the others",
+    "mean_model": "mean over models",
+}
+
+
+def row_label(row: str, nouns: DataNouns = NEUTRAL_NOUNS) -> str:
+    """A readable row label: known group names in the dataset's words, ids escaped."""
+    if row in ROW_WORDS:
+        return in_words(ROW_WORDS[row], nouns)
+    return escape_latex(row)
 
 
 #: words for the key fragments of open-ended key families (a table label is words, never a
@@ -122,11 +160,29 @@ def has_ci(record: Mapping[str, Any]) -> bool:
     return record.get("ci_low") is not None and record.get("ci_high") is not None
 
 
-def value_cell(numbers: Numbers, key: str, with_ci: bool = True) -> str:
-    """``\\rcint{key}`` (value [CI]) or ``\\rc{key}`` when the record exists, else a dash."""
+def caveat(record: Mapping[str, Any] | None) -> str | None:
+    """The caveat a record carries (``extra.caveat``, from ``stages.caveats``): a model whose
+    numbers say nothing about annotation (the exercise-only local model). Such rows leave the
+    paper's tables for the one appendix table that shows them (``exercise_model``)."""
+    extra = (record or {}).get("extra") or {}
+    return str(extra["caveat"]) if isinstance(extra, Mapping) and extra.get("caveat") else None
+
+
+#: a paragraph column set ragged right (``RAGGED + "p{width}"``)
+RAGGED = r">{\raggedright\arraybackslash}"
+#: the label column of a stacked table: a row is two lines high anyway (the value, then its
+#: interval), so a long label wraps onto the second line instead of widening the table
+STACKED_LABEL = RAGGED + r"p{0.2\linewidth}"
+
+
+def value_cell(numbers: Numbers, key: str, with_ci: bool = True, stacked: bool = False) -> str:
+    """``\\rcint{key}`` (value [CI]), ``\\rcstack{key}`` (the interval under the value, for
+    narrow columns) or ``\\rc{key}`` when the record exists, else a dash."""
     if key not in numbers:
         return "--"
-    return f"\\rcint{{{key}}}" if with_ci and has_ci(numbers[key]) else f"\\rc{{{key}}}"
+    if not (with_ci and has_ci(numbers[key])):
+        return f"\\rc{{{key}}}"
+    return f"\\rcstack{{{key}}}" if stacked else f"\\rcint{{{key}}}"
 
 
 def ci_note(numbers: Numbers, keys: Sequence[str]) -> str | None:
@@ -229,6 +285,7 @@ class RowTable:
     notes: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)  # row -> label in this table
     first: tuple[str, ...] = ()  # rows shown first in each group (e.g. the trained model's)
+    stacked: bool = False  # each interval under its value: narrow columns for a wide table
 
     def rows(self, numbers: Numbers) -> dict[str, list[str]]:
         """``group -> rows`` found in ``numbers`` (group ``""`` without sections).
@@ -251,20 +308,30 @@ class RowTable:
 
         return {g: sorted(found[g], key=order) for g in sorted(found)}
 
-    def render(self, numbers: Numbers) -> str:
-        groups = self.rows(numbers)
+    def caveated(self, numbers: Numbers, row: str, group: str) -> bool:
+        """Whether any record of the row carries a caveat (the exercise-only model)."""
+        return any(caveat(numbers.get(col.key(row, group))) for col in self.columns)
+
+    def render(self, numbers: Numbers, nouns: DataNouns = NEUTRAL_NOUNS) -> str:
+        groups = {
+            g: [r for r in rows if not self.caveated(numbers, r, g)]
+            for g, rows in self.rows(numbers).items()
+        }
+        groups = {g: rows for g, rows in groups.items() if rows}
         if not groups:
             return f"\\emph{{{escape_latex(self.empty)}}}\n"
         ncol = 1 + len(self.columns)
-        size = r"\scriptsize\setlength\tabcolsep{4pt}" if ncol > 4 else r"\footnotesize"
+        size = r"\footnotesize\setlength\tabcolsep{4pt}" if ncol > 4 else r"\small"
         lines = [
             r"\begingroup" + size,
-            r"\begin{tabular}{@{}l" + "r" * len(self.columns) + "@{}}",
+            r"\begin{tabular}{@{}"
+            + (STACKED_LABEL if self.stacked else "l")
+            + "r" * len(self.columns)
+            + "@{}}",
             r"\toprule",
             " & ".join([self.row_header, *(c.header for c in self.columns)]) + r" \\",
             r"\midrule",
         ]
-        any_small = False
         shown: list[str] = []
         for g_index, (group, rows) in enumerate(groups.items()):
             if group:
@@ -272,19 +339,22 @@ class RowTable:
                     lines.append(r"\addlinespace")
                 lines.append(f"\\multicolumn{{{ncol}}}{{@{{}}l}}{{{self.group_label(group)}}} \\\\")
             for row in rows:
-                any_small |= SMALL_MODEL in row
-                cells = [self.labels.get(row) or row_label(row)]
+                label = self.labels.get(row)
+                cells = [in_words(label, nouns) if label else row_label(row, nouns)]
                 for col in self.columns:
                     key = col.key(row, group)
                     if col.cell is not None:
                         cells.append(col.cell(numbers, key))
                     else:
-                        cells.append(value_cell(numbers, key, col.ci))
+                        cells.append(value_cell(numbers, key, col.ci, self.stacked))
                         shown += [key] if col.ci else []
-                lines.append(" & ".join(cells) + r" \\")
+                lines.append(
+                    " & ".join(cells) + r" \\" + (r"\addlinespace[1pt]" if self.stacked else "")
+                )
         lines += [r"\bottomrule", r"\end{tabular}"]
-        notes = [n for n in (ci_note(numbers, shown),) if n] + list(self.notes)
-        notes += [SMALL_MODEL_NOTE] if any_small else []
+        notes = [n for n in (ci_note(numbers, shown),) if n] + [
+            in_words(n, nouns) for n in self.notes
+        ]
         for note in notes:
             lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
         lines.append(r"\endgroup")
@@ -293,28 +363,37 @@ class RowTable:
 
 @dataclass(frozen=True)
 class KeyListTable:
-    """A table with one row per matching key: for families whose key names are open-ended."""
+    """A table with one row per matching key: for families whose key names are open-ended.
+
+    Keys whose record carries a caveat (the exercise-only model) are left out, unless the
+    table is the one that shows them (``caveated=True``: only those keys)."""
 
     name: str
     sections: tuple[tuple[str, str], ...]  # (section title, regex over keys)
     labels: Mapping[str, str] = field(default_factory=dict)  # key -> readable label
     empty: str = "No records for this table in this dataset."
+    caveated: bool = False
     notes: tuple[str, ...] = ()
 
-    def render(self, numbers: Numbers) -> str:
+    def keys(self, numbers: Numbers, pattern: str) -> list[str]:
+        rx = re.compile(pattern)
+        return sorted(
+            k for k in numbers if rx.match(k) and (caveat(numbers[k]) is not None) == self.caveated
+        )
+
+    def render(self, numbers: Numbers, nouns: DataNouns = NEUTRAL_NOUNS) -> str:
         blocks = []
         for title, pattern in self.sections:
-            rx = re.compile(pattern)
-            keys = sorted(k for k in numbers if rx.match(k))
+            keys = self.keys(numbers, pattern)
             if keys:
-                blocks.append((title, keys, rx))
+                blocks.append((title, keys, re.compile(pattern)))
         if not blocks:
             return f"\\emph{{{escape_latex(self.empty)}}}\n"
         all_keys = [k for _, keys, _ in blocks for k in keys]
         with_n = any(numbers[k].get("n") is not None for k in all_keys)
         ncol = 3 if with_n else 2
         lines = [
-            r"\begingroup\footnotesize",
+            r"\begingroup\small",
             r"\begin{tabular}{@{}l" + "r" * (ncol - 1) + "@{}}",
             r"\toprule",
             r"Quantity & Value" + (r" & $n$" if with_n else "") + r" \\",
@@ -324,20 +403,21 @@ class KeyListTable:
             if i:
                 lines.append(r"\addlinespace")
             if title:
-                head = f"\\emph{{{escape_latex(title)}}}"
+                head = f"\\emph{{{escaped_in_words(title, nouns)}}}"
                 lines.append(f"\\multicolumn{{{ncol}}}{{@{{}}l}}{{{head}}} \\\\")
             for key in keys:
                 m = rx.match(key)
                 rest = key[key.rfind(".", 0, m.end() if m else len(key)) + 1 :] or key
-                label = self.labels.get(key) or key_words(rest)
-                if SMALL_MODEL in key:
-                    label += r"$^\dagger$"
+                if m is not None and "label" in m.groupdict():  # the pattern names the words
+                    rest = m["label"]
+                label = self.labels.get(key)
+                label = in_words(label, nouns) if label else key_words(rest)
                 n = f"\\rcn{{{key}}}" if numbers[key].get("n") is not None else "--"
                 cells = [label, value_cell(numbers, key)] + ([n] if with_n else [])
                 lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
-        notes = [n for n in (ci_note(numbers, all_keys),) if n] + list(self.notes)
-        notes += [SMALL_MODEL_NOTE] if any(SMALL_MODEL in k for k in all_keys) else []
+        notes = [n for n in (ci_note(numbers, all_keys),) if n]
+        notes += [in_words(n, nouns) for n in self.notes]
         for note in notes:
             lines.append(r"\par\smallskip\parbox{\linewidth}{" + note + "}")
         lines.append(r"\endgroup")
@@ -400,8 +480,14 @@ class DataSupportTable:
         source = next(iter(entries.values()))[2]["extra"].get("release_source", "")
         lines = [
             r"\begingroup\scriptsize\setlength\tabcolsep{4pt}",
-            r"\begin{longtable}{@{}p{0.3\linewidth}p{0.13\linewidth}l"
-            r"p{0.4\linewidth}@{}}",
+            # ragged right: justified narrow columns stretch their spaces (underfull boxes)
+            r"\begin{longtable}{@{}"
+            + RAGGED
+            + r"p{0.3\linewidth}"
+            + RAGGED
+            + r"p{0.13\linewidth}l"
+            + RAGGED
+            + r"p{0.4\linewidth}@{}}",
             r"\caption{\DataSupportCaption}\label{tab:data-support}\\",
             r"\toprule",
             r"Figure & Published & Release & What the release holds \\",
@@ -525,11 +611,11 @@ _S2_METRICS += "recall_vs_majority|f1_vs_majority"
 
 DATASET_LABELS = {
     "data.n_users": "users",
-    "data.n_users.real": "users with real(-like) histories",
+    "data.n_users.real": "{chat_users}",
     "data.n_users.synthetic": "synthetic-benchmark users",
     "data.n_users.stage1": "users shown in stage 1",
     "data.n_conversations": "conversations",
-    "data.n_conversations.real": "conversations of real(-like) users",
+    "data.n_conversations.real": "conversations of {chat_users}",
     "data.n_prompts": "prompts",
     "data.n_pairs.final": "(user, prompt) pairs, final round",
     "data.n_responses": "responses",
@@ -541,19 +627,19 @@ DATASET_LABELS = {
     "data.n_model_votes.final": "model relevance votes, final round",
     "data.n_model_ratings.stage3": "model-judge preference ratings",
 }
-#: what a simulated build calls its WildChat-like users: never "real"
-SIMULATED_REAL = "real-like (simulated)"
-#: labels that change on a simulated build, per table
-SIMULATED_LABELS: dict[str, dict[str, str]] = {
-    "dataset_sizes": {
-        "data.n_users.real": f"users with {SIMULATED_REAL} histories",
-        "data.n_conversations.real": f"conversations of {SIMULATED_REAL} users",
-    },
-    "stage1_quality": {"real": SIMULATED_REAL},
-}
-#: the note under every table of a simulated build
+#: the note under every table of a simulated build (the exercise model's table has its own)
 SIMULATED_NOTE = (
-    r"\emph{Simulated data} (the bundled world): no row describes real people or real models."
+    r"\emph{Simulated data} (the bundled world): every number here describes the simulation, "
+    "not real people and not what real models do."
+)
+#: the note under the exercise-only model's table, and its words on a simulated build
+EXERCISE_NOTE = (
+    "These rows are the model(s) whose records carry a caveat (config stages.caveats), "
+    "left out of every other table and figure: "
+)
+EXERCISE_SIMULATED = (
+    r"\emph{Simulated data} (the bundled world): a real model run on simulated texts, so its "
+    "numbers describe neither real people nor what models do on real data."
 )
 #: the scorecard's note on a simulated build: its estimates come from the simulated world
 SIMULATED_SCORECARD_NOTE = (
@@ -578,10 +664,31 @@ _REWARD_VARIANTS = ("pointwise", "pairwise", "ordinal")
 
 STAGE1_AGREEMENT_LABELS = {
     "stage1.alpha.human": r"Krippendorff's $\alpha$ (nominal), all judgments",
-    "stage1.kappa.human_human": r"Cohen's $\kappa$, mean over pairs of people",
+    "stage1.kappa.human_human": r"Cohen's $\kappa$, mean over pairs of {people}",
     "stage1.ceiling.kappa_human_vs_rest": (
-        r"Cohen's $\kappa$, each person vs the others' majority (accept or not)"
+        r"Cohen's $\kappa$, each {person} vs the others' majority (accept or not)"
     ),
+}
+STAGE1_FLAG_LABELS = {
+    "stage1.flags.share.overgeneralization": "overgeneralization",
+    "stage1.flags.share.task_context_confusion": "task-context confusion",
+    "stage1.flags.share.other": "other reasons",
+}
+STAGE1_SOURCE_WORDS = {"real": "{chat_users} (pooled)", "synthetic": "benchmark personas (pooled)"}
+_STAGE1_AGREEMENT_NOTE = (
+    r"Agreement rows are not comparable with one another: $\alpha$ and the mean pairwise "
+    r"$\kappa$ are computed on the three labels (accepted, uncertain, rejected), the "
+    r"leave-one-out $\kappa$ and the verifiers' $\kappa$ on the binary decision accept or not, "
+    r"where chance agreement and the attainable $\kappa$ differ."
+)
+INTERVENTION_LABELS = {
+    "stage1.verifier.auroc": "verifier: AUROC (accepted vs not)",
+    "stage1.verifier.kappa": r"verifier: Cohen's $\kappa$ with the majority",
+    "stage1.acceptance_rate.overall": "{people} accept, all attributes",
+    "stage1.verifier.acceptance_kept": "{people} accept, attributes the verifier keeps",
+    "stage1.verifier.kept_share": "share of attributes the verifier keeps",
+    "stage3.reward_model.human_ceiling.spearman": "each {person} vs the others",
+    **{f"stage3.reward_model.{v}.spearman": f"{v} reward model" for v in _REWARD_VARIANTS},
 }
 
 TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] = {
@@ -600,28 +707,26 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
             ),
             labels=DATASET_LABELS,
         ),
-        RowTable(
-            "stage1_quality",
-            "Source",
-            r"^stage1\.acceptance_rate\.(?P<row>.+)$",
-            (Column("Accepted by people", "stage1.acceptance_rate.{row}"),),
-        ),
         KeyListTable(
-            "stage1_agreement",
+            "stage1_main",
             (
-                ("Agreement between people", r"^stage1\.(?:kappa|alpha|ceiling)\."),
                 (
-                    r"Zero-shot model verifiers: Cohen's kappa with the human majority",
+                    "Share of judgments that accept the attribute, by source of the user",
+                    r"^stage1\.acceptance_rate\.",
+                ),
+                ("Flags (judgments that do not accept) by reason", r"^stage1\.flags\.share\."),
+                ("Agreement between {people}", r"^stage1\.(?:kappa|alpha|ceiling)\."),
+                (
+                    "Zero-shot model verifiers: Cohen's kappa with the majority",
                     r"^stage1\.verifier_agreement\.",
                 ),
             ),
-            labels=STAGE1_AGREEMENT_LABELS,
-            notes=(
-                r"Not comparable across the two kinds of row: $\alpha$ and the mean pairwise "
-                r"$\kappa$ are computed on the three labels (accepted, uncertain, rejected), the "
-                r"leave-one-out $\kappa$ and the verifiers' $\kappa$ on the binary decision "
-                r"accept or not, where chance agreement and the attainable $\kappa$ differ.",
-            ),
+            labels={
+                **STAGE1_AGREEMENT_LABELS,
+                **STAGE1_FLAG_LABELS,
+                **{f"stage1.acceptance_rate.{k}": v for k, v in STAGE1_SOURCE_WORDS.items()},
+            },
+            notes=(_STAGE1_AGREEMENT_NOTE,),
         ),
         RowTable(
             "stage2_agreement",
@@ -635,18 +740,22 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
             "Rater",
             rf"^stage2\.(?P<group>[^.]+)\.(?:{_S2_METRICS})\.(?P<row>.+)$",
             (
-                Column("Relevant", "stage2.{group}.relevance_rate.{row}", ci=False),
+                Column("Relevant", "stage2.{group}.relevance_rate.{row}"),
                 Column("Over-selection", "stage2.{group}.over_selection.{row}"),
-                Column(r"$\kappa$ vs majority", "stage2.{group}.kappa_vs_majority.{row}"),
-                Column("Precision", "stage2.{group}.precision_vs_majority.{row}", ci=False),
-                Column("Recall", "stage2.{group}.recall_vs_majority.{row}", ci=False),
+                Column(
+                    two_lines(r"$\kappa$ with", "the majority"),
+                    "stage2.{group}.kappa_vs_majority.{row}",
+                ),
+                Column("Precision", "stage2.{group}.precision_vs_majority.{row}"),
+                Column("Recall", "stage2.{group}.recall_vs_majority.{row}"),
                 Column("F1", "stage2.{group}.f1_vs_majority.{row}"),
             ),
             group_label=_round_label,
+            stacked=True,
             notes=(
-                "Against the majority of all human raters (the study's definition); the "
-                "comparison with people uses the leave-one-out references "
-                r"(Table~\ref{tab:stage2-vs-rest}).",
+                "Against the majority of all {people} (the "
+                "study's definition); the comparison with the {people} themselves uses the "
+                r"leave-one-out references (Table~\ref{tab:stage2-vs-rest}).",
             ),
         ),
         RowTable(
@@ -660,26 +769,47 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                     "stage2.{group}.vs_rest.kappa.{row}",
                     alt={_CEILING: "stage2.{group}.ceiling.kappa_human_vs_rest"},
                 ),
-                Column(r"$\kappa$ minus people's", "stage2.{group}.vs_rest.gap_kappa.{row}"),
+                Column(
+                    two_lines(r"$\kappa$ minus", "the {person}'s"),
+                    "stage2.{group}.vs_rest.gap_kappa.{row}",
+                ),
                 Column(
                     "F1",
                     "stage2.{group}.vs_rest.f1.{row}",
                     alt={_CEILING: "stage2.{group}.ceiling.f1_human_vs_rest"},
                 ),
-                Column("F1 minus people's", "stage2.{group}.vs_rest.gap_f1.{row}"),
+                Column(
+                    two_lines("F1 minus", "the {person}'s"), "stage2.{group}.vs_rest.gap_f1.{row}"
+                ),
             ),
             group_label=_round_label,
-            labels={_CEILING: "people (human ceiling)"},
+            labels={_CEILING: "{people}: the ceiling"},
+            stacked=True,
         ),
         RowTable(
-            "stage3_generators",
-            "Generator",
-            r"^stage3\.(?:mean_rating|mention_rate)\.(?P<row>.+)$",
+            "stage3_models",
+            "Rater",
+            r"^stage3\.(?:mean_rating|mention_rate|judge_minus_human|judge_spearman_vs_human"
+            r"|mention_delta)\.(?P<row>.+)$",
             (
-                Column("Mean human rating", "stage3.mean_rating.{row}"),
-                Column("Mentions attributes", "stage3.mention_rate.{row}"),
+                Column(two_lines("Mean", "rating"), "stage3.mean_rating.{row}"),
+                Column(two_lines("Mentions", "attributes"), "stage3.mention_rate.{row}"),
+                Column(two_lines("Judge", "gap"), "stage3.judge_minus_human.{row}"),
+                Column(two_lines("Spearman", r"$\rho$"), "stage3.judge_spearman_vs_human.{row}"),
+                Column(two_lines("Mention", "effect"), "stage3.mention_delta.{row}"),
             ),
-            labels={"human": "all generators"},
+            labels={"human": "{People} (all generators)"},
+            first=("human",),
+            stacked=True,
+            notes=(
+                "As a generator: the mean rating the {people} "
+                "give its personalized response (1-5; 3: no different from the generic one) "
+                "and the share of its rated slots that mention the attribute outright. As a "
+                "judge: its gap (its rating minus that of the {people} on the same slots), "
+                "the rank correlation of its ratings with theirs, and its mention effect "
+                "(rating with an explicit mention minus without; that of the {people} in "
+                "their row).",
+            ),
         ),
         RowTable(
             "stage3_judges",
@@ -688,29 +818,31 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
             r"|mention_delta)\.(?P<row>.+)$|^stage3\.ceiling\.spearman_(?P<row_ceiling>human_vs_rest)$",
             (
                 Column(
-                    "Mean rating",
+                    two_lines("Mean", "rating"),
                     "stage3.judge_mean_rating.{row}",
                     alt={"human": "stage3.mean_rating.human"},
                 ),
-                Column("Judge minus human", "stage3.judge_minus_human.{row}"),
-                Column("adjusted $p$", "stage3.judge_minus_human.{row}", cell=adjusted_p_cell),
+                Column(two_lines("Judge", "gap"), "stage3.judge_minus_human.{row}"),
                 Column(
-                    r"Spearman $\rho$ vs people",
+                    two_lines("adjusted", "$p$"),
+                    "stage3.judge_minus_human.{row}",
+                    cell=adjusted_p_cell,
+                ),
+                Column(
+                    two_lines("Spearman", r"$\rho$"),
                     "stage3.judge_spearman_vs_human.{row}",
                     alt={_CEILING: "stage3.ceiling.spearman_human_vs_rest"},
                 ),
-                Column("Mention effect", "stage3.mention_delta.{row}"),
+                Column(two_lines("Mention", "effect"), "stage3.mention_delta.{row}"),
             ),
-            labels={"human": "people"},
-        ),
-        KeyListTable(
-            "stage1_flags",
-            (("", r"^stage1\.flags\.share\."),),
-            labels={
-                "stage1.flags.share.overgeneralization": "overgeneralization",
-                "stage1.flags.share.task_context_confusion": "task-context confusion",
-                "stage1.flags.share.other": "other reasons",
-            },
+            labels={"human": "{people}", _CEILING: "ceiling: each {person} vs the others"},
+            first=("human",),
+            stacked=True,
+            notes=(
+                "Judge gap: the judge's rating minus that of the "
+                "{people} on the same slots, with its $p$ Holm-adjusted across judges; "
+                r"Spearman $\rho$: the rank correlation of the judge's ratings with theirs.",
+            ),
         ),
         RowTable(
             "stage3_better",
@@ -722,9 +854,9 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                     "stage3.judge_better_share.{row}",
                     alt={"human": "stage3.human_better_share"},
                 ),
-                Column("Judge minus people", "stage3.judge_better_share_minus_human.{row}"),
+                Column("Judge minus {people}", "stage3.judge_better_share_minus_human.{row}"),
             ),
-            labels={"human": "people"},
+            labels={"human": "{people}"},
             first=("human",),
         ),
         RowTable(
@@ -773,7 +905,7 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                     alt={"acceptance_kept": "stage1.verifier.kept_share", "kept_share": "-"},
                 ),
                 Column(
-                    "People accept (kept)",
+                    "{People} accept (kept)",
                     "stage1.verifier.zero_shot_acceptance_kept.{row}",
                     alt={
                         "acceptance_kept": "stage1.verifier.acceptance_kept",
@@ -815,6 +947,7 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
             group_label=_round_label,
             labels={"f1": "trained classifier"},
             first=("f1",),
+            stacked=True,
             notes=(
                 _DELTA_NOTE + " Retrieval baselines are listed for reference, without a "
                 "difference.",
@@ -835,7 +968,7 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                     },
                 ),
                 Column(
-                    r"Kendall $\tau_b$",
+                    r"Kendall $\tau$ (b)",
                     "stage3.reward_model.judge.{row}.kendall",
                     alt={
                         v: f"stage3.reward_model.{v}.kendall"
@@ -846,7 +979,7 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
             group_label=lambda g: r"\emph{model judges}",
             labels={
                 **{v: f"{v} reward model" for v in _REWARD_VARIANTS},
-                "human_ceiling": "each person vs the others",
+                "human_ceiling": "each {person} vs the others",
             },
             first=(*_REWARD_VARIANTS, "human_ceiling"),
         ),
@@ -880,6 +1013,37 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                 "Share of slots whose rating stays the same, or on the same side of 3, when the "
                 "two answers change places.",
             ),
+        ),
+        KeyListTable(
+            "interventions_main",
+            (
+                (
+                    "Stage 1: attribute verifier (trained on the labels of the {people})",
+                    # people's acceptance of every attribute is stage 1's one record of it
+                    r"^stage1\.(?:acceptance_rate\.overall"
+                    r"|verifier\.(?:auroc|kappa|acceptance_kept|kept_share))$",
+                ),
+                (
+                    "Stage 2: relevance classifier, against the majority",
+                    r"^stage2\.classifier\.(?P<label>[^.]+\.(?:precision|recall|f1))$",
+                ),
+                (
+                    "Stage 3: reward models, rank correlation with held-out ratings",
+                    r"^stage3\.reward_model\.(?:pointwise|pairwise|ordinal|human_ceiling)"
+                    r"\.spearman$",
+                ),
+            ),
+            labels=INTERVENTION_LABELS,
+        ),
+        KeyListTable(
+            "exercise_model",
+            (
+                ("Stage 1: verification", r"^stage1\."),
+                ("Stage 2: relevance votes", r"^stage2\."),
+                ("Stage 3: generation and judging", r"^stage3\."),
+            ),
+            caveated=True,
+            empty="No model of this build carries a caveat.",
         ),
         RowTable(
             "call_usage",
@@ -918,8 +1082,10 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
     )
 }
 
+#: the file that says which tables have rows in this build (:func:`render_present_tex`)
+PRESENT = "present"
 #: the generated files, known when the Snakefile is parsed
-TABLE_NAMES: tuple[str, ...] = tuple(TABLES)
+TABLE_NAMES: tuple[str, ...] = (*TABLES, PRESENT)
 
 
 def _with_note(tex: str, note: str) -> str:
@@ -933,14 +1099,19 @@ def _with_note(tex: str, note: str) -> str:
 
 
 def render_tables(
-    numbers: Numbers, usage_note: str = "", simulated: bool = False
+    numbers: Numbers,
+    usage_note: str = "",
+    simulated: bool = False,
+    nouns: DataNouns = NEUTRAL_NOUNS,
 ) -> dict[str, str]:
     """``name -> tex`` for every table; ``usage_note`` explains an empty call-usage table.
 
-    On a ``simulated`` build every table says so in a note and no label calls simulated
-    users real (:data:`SIMULATED_LABELS`).
+    Labels, headers and notes say who the rows are in the dataset's words (``nouns``); on a
+    ``simulated`` build every table says so in a note. Rows of a model whose records carry a
+    caveat appear only in the table ``exercise_model``, whose note gives the caveat.
     """
     out = {}
+    caveats = sorted({c for rec in numbers.values() if (c := caveat(rec))})
     for name, table in TABLES.items():
         if isinstance(table, ScorecardTable):
             tex = table.render(numbers)
@@ -951,13 +1122,53 @@ def render_tables(
             if simulated:
                 tex = _with_note(tex, SIMULATED_SUPPORT_NOTE)
         else:
-            if simulated and name in SIMULATED_LABELS:
-                labels = {**table.labels, **SIMULATED_LABELS[name]}
-                table = dataclasses.replace(table, labels=labels)
-            tex = table.render(numbers)
+            if isinstance(table, RowTable):
+                headers = tuple(
+                    dataclasses.replace(c, header=in_words(c.header, nouns)) for c in table.columns
+                )
+                table = dataclasses.replace(table, columns=headers)
+            if name == "exercise_model" and caveats:
+                note = EXERCISE_NOTE + " ".join(escape_latex(c) for c in caveats)
+                table = dataclasses.replace(table, notes=(note,))
+            tex = table.render(numbers, nouns)
             if name == "call_usage" and usage_note and not table.rows(numbers):  # type: ignore[union-attr]
                 tex = f"\\emph{{{escape_latex(usage_note)}}}\n"
             if simulated:
-                tex = _with_note(tex, SIMULATED_NOTE)
+                note = EXERCISE_SIMULATED if name == "exercise_model" else SIMULATED_NOTE
+                tex = _with_note(tex, note)
         out[name] = f"% Generated by rule `paper_tables` from numbers.json. Do not edit.\n{tex}"
+    out[PRESENT] = render_present_tex(numbers)
     return out
+
+
+def present_tables(numbers: Numbers) -> list[str]:
+    """The tables that have rows in this build (``tables/present.tex`` defines a flag for each,
+    so the paper leaves out an appendix table a dataset cannot fill)."""
+    out = []
+    for name, table in TABLES.items():
+        if isinstance(table, RowTable):
+            groups = table.rows(numbers)
+            if any(not table.caveated(numbers, r, g) for g, rows in groups.items() for r in rows):
+                out.append(name)
+        elif isinstance(table, KeyListTable):
+            if any(table.keys(numbers, pattern) for _, pattern in table.sections):
+                out.append(name)
+        else:
+            out.append(name)
+    return out
+
+
+def render_present_tex(numbers: Numbers) -> str:
+    r"""``\IfTableTF{name}{present}{absent}``: whether a table has rows in this build."""
+    lines = [
+        "% Generated by rule `paper_tables`: the tables with rows in this build. Do not edit.",
+        r"\makeatletter",
+        r"\newcommand\IfTableTF[1]{\ifcsname rc@table@#1\endcsname"
+        r"\expandafter\@firstoftwo\else\expandafter\@secondoftwo\fi}",
+        *(
+            f"\\expandafter\\def\\csname rc@table@{n}\\endcsname{{}}"
+            for n in present_tables(numbers)
+        ),
+        r"\makeatother",
+    ]
+    return "\n".join(lines) + "\n"

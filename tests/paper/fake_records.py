@@ -15,6 +15,9 @@ from analysis.provenance import Record, write_records
 CODE = "tests.paper.fake_records:records"
 MODELS = ("sim-llm-alpha", "sim-llm-beta", "smollm2-135m")
 JUDGES = ("sim-judge-alpha", "sim-judge-beta")
+#: the caveat the pipeline attaches to every statistic about the exercise-only model
+#: (``stages.caveats``); its counts of calls and parse failures carry none
+CAVEAT = "SmolLM2-135M is a near-random exercise model"
 #: a test of 0 whose p-value agrees with a CI of half-width 0.05 around the values below
 NULL_ZERO = {"null": 0.0, "p_value": 0.001, "p_adjusted": 0.002}
 
@@ -23,6 +26,8 @@ def rec(key: str, value: float | int, fmt: str = ".2f", ci: float | None = 0.05,
     """A record with a symmetric CI of half-width ``ci`` (no CI when ``None``)."""
     low = None if ci is None else value - ci
     high = None if ci is None else value + ci
+    if "smollm2-135m" in key and not key.startswith(("calls.", "parse_failures.")):
+        kw["extra"] = {**kw.get("extra", {}), "caveat": CAVEAT}
     return Record(
         key=key,
         value=value,

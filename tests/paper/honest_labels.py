@@ -49,6 +49,8 @@ def table_problems(generated: Path) -> list[str]:
     """Tables of a simulated build: each carries "simulated" and names no user "real"."""
     problems = []
     for tex in sorted((generated / "tables").glob("*.tex")):
+        if tex.name == "present.tex":  # which tables have rows: a definition, not a table
+            continue
         text = tex.read_text(encoding="utf-8")
         if "simulated" not in text.lower():
             problems.append(f"{tex.name}: no 'simulated' note")

@@ -4,8 +4,9 @@ r"""The hand-typed-number lint of the paper's sources (run by ``test_sources.py`
 may legitimately hold digits (record keys, labels, references, citations, file names, package
 options, lengths such as ``0.5\linewidth`` or ``2pt``, section titles, model names written with
 ``\model{...}``, stage names such as "stage~2", names such as F1 or BM25, macro parameters
-``#1``, integer assignments such as ``\pdfsuppressptexinfo=-1``) and reports every digit
-left, with file and line. :func:`check_sources` adds unknown keys, aliases and claim ids.
+``#1``, integer assignments such as ``\pdfsuppressptexinfo=-1``, LaTeX's float placement
+fractions) and reports every digit left, with file and line. :func:`check_sources` adds
+unknown keys, aliases and claim ids.
 """
 
 from __future__ import annotations
@@ -80,12 +81,17 @@ _DIMENSION = re.compile(
     r"|[-+]?(?:\d+\.?\d*|\.\d+)\s*\\(?:textwidth|linewidth|columnwidth|textheight|"
     r"baselineskip|hsize|vsize|paperwidth|paperheight|tabcolsep|parindent)"
 )
-_STAGE_NAME = re.compile(r"\b[Ss]tages?(?:~|\s+|-)\d(?:\s*(?:,|--|-|and|or|to)\s*\d)*")
+_STAGE_NAME = re.compile(r"\b[Ss]tages?(?:~|\s+|-)\d(?:\s*(?:,|--|-|and|or|to)[\s~]*\d)*")
 _MACRO_PARAM = re.compile(r"#+\d")
 #: names that contain digits but start with a letter: F1, BM25, sha256, SmolLM2
 _NAME_WITH_DIGITS = re.compile(r"(?<![\w.\\])[A-Za-z][A-Za-z-]*\d[\w-]*")
 #: TeX integer assignments in the preamble (``\pdfsuppressptexinfo=-1``)
 _ASSIGNMENT = re.compile(r"\\[A-Za-z@]+\s*=\s*[-+]?\d+")
+#: LaTeX's float placement fractions in the preamble (``\renewcommand\topfraction{.9}``)
+_FLOAT_FRACTION = re.compile(
+    r"\\renewcommand\s*\{?\\(?:top|bottom|text|floatpage|dbltop|dblfloatpage)fraction\}?"
+    r"\s*\{[-+]?\d*\.?\d+\}"
+)
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,14 @@ def _blank_identifiers(text: str) -> str:
 def hand_typed_numbers(text: str, path: str = "<text>") -> list[Finding]:
     """Every digit in ``text`` that is not in an allowed place (see the module docstring)."""
     cleaned = _blank_identifiers(strip_comments(text))
-    for rx in (_DIMENSION, _STAGE_NAME, _MACRO_PARAM, _ASSIGNMENT, _NAME_WITH_DIGITS):
+    for rx in (
+        _DIMENSION,
+        _STAGE_NAME,
+        _MACRO_PARAM,
+        _ASSIGNMENT,
+        _FLOAT_FRACTION,
+        _NAME_WITH_DIGITS,
+    ):
         cleaned = rx.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), cleaned)
     findings = []
     original = text.split("\n")

@@ -170,7 +170,7 @@ def test_a_dataset_without_stage3_ratings_builds_and_says_so(tmp_path: Path) -> 
     snakemake(work)
     text = pdf_text(work / "paper" / "build" / "test" / "paper.pdf")
     assert "It holds real data" in text
-    assert "(not available in this dataset: stage-3 human ratings)" in text
+    assert "(not available in this dataset: stage-3 ratings by the" in text
     assert "not testable on this dataset" in text.lower()  # the claims appendix
     assert "It is simulated." not in text
 

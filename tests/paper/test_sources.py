@@ -79,7 +79,7 @@ def test_a_number_typed_by_hand_is_found(line: str) -> None:
     "line",
     [
         r"\section{Stage 2: relevance}\label{sec:stage2}",
-        r"In stage~2 and stages 1--3 (Section~\ref{sec:s3}, Figure~\ref{fig:k1}).",
+        r"In stage~2 and stages 1--3, stages~1 and~3 (Section~\ref{sec:s3}, Figure~\ref{fig:k1}).",
         r"As \citet{zhao2024wildchat} and \citep[p.~12]{cohen1960coefficient} show.",
         r"\includegraphics[width=0.5\textwidth]{figures/fig3.pdf}\\[2pt]",
         r"\documentclass[11pt]{article}\usepackage[margin=1in]{geometry}",

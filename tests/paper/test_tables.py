@@ -9,7 +9,8 @@ from analysis.llm.store import iter_store
 from analysis.paper.call_usage import shard_counts, usage_records
 from analysis.paper.tables import TABLE_NAMES, TABLES, key_words, render_tables
 from analysis.provenance import attach_provenance
-from tests.paper.fake_records import records_by_rule
+from analysis.settings import DataNouns
+from tests.paper.fake_records import CAVEAT, records_by_rule
 
 #: the level a statistics rule writes into every record with an interval
 CI95 = {"ci_level": 0.95}
@@ -32,28 +33,59 @@ def test_every_declared_table_is_rendered_with_booktabs() -> None:
 def test_rows_are_discovered_per_round_and_cells_link_to_records() -> None:
     tex = render_tables(numbers_of("full"))["stage2_models"]
     assert r"\emph{final round}" in tex and r"\emph{pilot round}" in tex
-    assert r"\rcint{stage2.final.over_selection.sim-llm-alpha}" in tex
-    assert r"\rc{stage2.final.relevance_rate.human_majority}" in tex
+    # a wide table: each interval under its value (\rcstack), every column with its interval
+    assert r"\rcstack{stage2.final.over_selection.sim-llm-alpha}" in tex
+    assert r"\rcstack{stage2.final.relevance_rate.human_majority}" in tex
+    assert r"\rcstack{stage2.final.precision_vs_majority.sim-llm-alpha}" in tex
+    assert r"\rcstack{stage2.final.recall_vs_majority.sim-llm-alpha}" in tex
     # against the majority of all humans: no ceiling row (it has another reference)
     assert "ceiling" not in tex and "study's definition" in tex
     # the ceiling and the models on the same leave-one-out references, with paired gaps
     vs_rest = render_tables(numbers_of("full"))["stage2_vs_rest"]
-    ceiling_row = next(ln for ln in vs_rest.splitlines() if ln.startswith("people (human"))
-    assert r"\rcint{stage2.final.ceiling.f1_human_vs_rest}" in ceiling_row
-    assert r"\rcint{stage2.final.ceiling.kappa_human_vs_rest}" in ceiling_row
+    ceiling_row = next(ln for ln in vs_rest.splitlines() if ln.startswith("human raters: the"))
+    assert r"\rcstack{stage2.final.ceiling.f1_human_vs_rest}" in ceiling_row
+    assert r"\rcstack{stage2.final.ceiling.kappa_human_vs_rest}" in ceiling_row
     assert ceiling_row.count("--") == 2
-    assert r"\rcint{stage2.final.vs_rest.gap_kappa.sim-llm-alpha}" in vs_rest
-    assert r"\rcint{stage2.final.vs_rest.f1.sim-llm-alpha}" in vs_rest
-    # the near-random model is marked and explained
-    assert r"smollm2-135m$^\dagger$" in tex and "near-random" in tex
+    assert r"\rcstack{stage2.final.vs_rest.gap_kappa.sim-llm-alpha}" in vs_rest
+    assert r"\rcstack{stage2.final.vs_rest.f1.sim-llm-alpha}" in vs_rest
     assert "Brackets: 95\\% confidence intervals" in tex
+
+
+def test_the_exercise_model_leaves_every_table_for_its_own() -> None:
+    """Rows of a model whose records carry a caveat (stages.caveats) are in one appendix table,
+    with the caveat, and in no other (issue 36: SmolLM2 rows out of the main tables)."""
+    tables = render_tables(numbers_of("full"))
+    for name, tex in tables.items():
+        if name not in ("exercise_model", "call_usage", "parse_failures", "present"):
+            assert "smollm2" not in tex, name
+    exercise = tables["exercise_model"]
+    assert r"\rcint{stage2.final.over_selection.smollm2-135m}" in exercise
+    assert CAVEAT in exercise
+    assert "sim-llm-alpha" not in exercise
+
+
+def test_tables_name_the_raters_with_the_datasets_nouns() -> None:
+    simulated = DataNouns(
+        people="simulated raters",
+        person="simulated rater",
+        users="simulated users",
+        chat_users="simulated chat users",
+        models="simulated models",
+    )
+    tables = render_tables(numbers_of("full"), simulated=True, nouns=simulated)
+    assert "majority of simulated raters &" in tables["stage2_models"]
+    assert "simulated raters: the ceiling &" in tables["stage2_vs_rest"]
+    assert "the simulated raters" in tables["stage3_models"]  # a column header
+    for name, tex in tables.items():
+        assert "people" not in tex.replace("real people", ""), name
+        assert "Simulated data" in tex or name in ("present", "scorecard", "data_support"), name
 
 
 def test_missing_cells_are_dashes_and_empty_tables_say_so() -> None:
     real = render_tables(numbers_of("real_like"))
     assert "No records for this table in this dataset." in real["stage3_judges"]
     human_majority_row = next(
-        line for line in real["stage2_models"].splitlines() if line.startswith("human majority")
+        line for line in real["stage2_models"].splitlines() if line.startswith("majority of")
     )
     assert human_majority_row.count("--") == 5
 
@@ -80,7 +112,7 @@ def test_intervention_tables_are_split_by_stage_with_word_labels() -> None:
     tables = render_tables(nums)
     assert r"\rcint{stage1.verifier.auroc}" in tables["interventions_verifier"]
     assert r"\rcint{stage1.verifier.acceptance_kept}" in tables["interventions_verifier_kept"]
-    assert r"\rcint{stage2.classifier.final.f1}" in tables["interventions_classifier"]
+    assert r"\rcstack{stage2.classifier.final.f1}" in tables["interventions_classifier"]
     assert r"\rcint{stage3.reward_model.pointwise.spearman}" in tables["interventions_reward"]
     assert (
         r"\rcint{stage3.controls.position_consistency.sim-judge-alpha}" in tables["stage3_position"]
@@ -117,7 +149,8 @@ def test_advantage_words_follow_the_interval_of_the_difference() -> None:
             for line in TABLES["interventions_classifier"].render(nums).splitlines()
             if line.startswith(model)
         )
-        assert row.endswith(f"& {word} \\\\"), row
+        # a stacked table: a little space after each two-line row
+        assert row.removesuffix(r"\addlinespace[1pt]").endswith(f"& {word} \\\\"), row
     nums["stage1.verifier.minus_zero_shot.m.auroc"] = {
         "value": 0.2,
         "ci_low": 0.1,

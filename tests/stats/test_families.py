@@ -1,8 +1,9 @@
-"""Every declared family of tests is named in the paper's limitations, and only those are.
+"""Every declared family of tests is named in the paper's statistical methods, and only those are.
 
 ``stats.families`` is the one list of families (the record maker refuses a test of any
-other); the limitations say exactly which tests are corrected together, in words. A family
-added to the config without its words here, or words left after a family is removed, fail.
+other); the methods section says exactly which tests are corrected together, in words (the
+raters' noun is the dataset's, ``\\people``). A family added to the config without its words
+here, or words left after a family is removed, fail.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from analysis import REPO_ROOT
 from tests.settings_defaults import compose_config_plain
 
-#: family -> the words the limitations name it by
+#: family -> the words the methods section names it by
 FAMILY_WORDS = {
     "over_selection": "the models' over-selection ratios",
     "kappa_differences": "the differences of the kappa group means",
@@ -20,10 +21,10 @@ FAMILY_WORDS = {
         "the differences of the group means of the share of the attainable kappa"
     ),
     "gap_kappa": "the models' kappa gaps",
-    "gap_f1": "F1 gaps to the left-out person",
-    "judge_minus_human": "the judges' rating gaps to people",
-    "judge_better_share_minus_human": "answers rated above the generic one minus people's",
-    "mention_delta": "the mention effects of people and judges",
+    "gap_f1": r"F1 gaps to the left-out \person",
+    "judge_minus_human": r"the judges' rating gaps to the \people",
+    "judge_better_share_minus_human": r"rated above the generic one minus that of the \people",
+    "mention_delta": r"the mention effects of the \people{} and of the judges",
     "mention_delta_within_generator": "the same effects compared within generators",
     "verifier_minus_zero_shot": "the trained verifier's differences from each zero-shot verifier",
     "classifier_minus_zero_shot": "the trained classifier's differences from each zero-shot model",
@@ -32,10 +33,10 @@ FAMILY_WORDS = {
 }
 
 
-def test_the_limitations_name_every_declared_family() -> None:
+def test_the_methods_name_every_declared_family() -> None:
     declared = set(compose_config_plain()["stats"]["families"])
     assert declared == set(FAMILY_WORDS)
-    text = (REPO_ROOT / "paper" / "sections" / "limitations.tex").read_text(encoding="utf-8")
+    text = (REPO_ROOT / "paper" / "sections" / "methods.tex").read_text(encoding="utf-8")
     prose = re.sub(r"\s+", " ", text)
     missing = [f for f, words in FAMILY_WORDS.items() if words not in prose]
-    assert not missing, f"the limitations do not name the families {missing}"
+    assert not missing, f"the methods section does not name the families {missing}"

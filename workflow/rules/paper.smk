@@ -112,7 +112,7 @@ rule paper_tables:
     resources:
         mem_mb=500,
     params:
-        cfg=subtree(CFG, "data.simulated"),
+        cfg=subtree(CFG, "data.simulated", "data.nouns"),
         code=code_hash(
             "analysis.paper.tables", "analysis.paper.macros", "analysis.paper.latex"
         ),
