@@ -22,6 +22,7 @@ from analysis.paper.scorecard import (
 from analysis.settings import load_study
 from tests.conftest import make_workflow_copy, run_snakemake
 from tests.paper.test_latex_log import log_defects
+from tests.paper.test_pdf_layout import layout_problems
 from tests.paper.test_scorecard import unit_problems
 from tests.stats.test_p_values import (
     design_problems,
@@ -98,6 +99,8 @@ def test_real_data_builds_the_paper_with_real_stage2_numbers(
     assert "crossed and annotators (" in pilot_people["method"]
     assert typed_results(docs_texts(), numbers) == []
     assert log_defects(workflow_copy, "annotation_tool") == []
+    # The same paper as the bundled build's: short, readable in print, within the text block.
+    assert layout_problems(workflow_copy / "paper/build/annotation_tool/paper.pdf") == []
     # The snapshot has no stage-3 human ratings: those keys are absent, never zero.
     assert not any(key.startswith("stage3.mean_rating.") for key in numbers)
     assert all(Path(i["path"]).parts[0] != "/" for r in numbers.values() for i in r["inputs"])
