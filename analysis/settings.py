@@ -528,6 +528,25 @@ class DataNouns:
     #: the model raters whose votes, answers and ratings the dataset holds
     models: str
 
+    def words(self) -> dict[str, str]:
+        """Each placeholder a text may use and its words: ``{people}``, ``{person}``,
+        ``{users}``, ``{chat_users}``, ``{models}``, and each capitalized for a sentence's start
+        (``{People}``, ``{Models}`` ...)."""
+        plain = {
+            "people": self.people,
+            "person": self.person,
+            "users": self.users,
+            "chat_users": self.chat_users,
+            "models": self.models,
+        }
+        return plain | {k[:1].upper() + k[1:]: v[:1].upper() + v[1:] for k, v in plain.items()}
+
+    def fill(self, text: str) -> str:
+        """Plain ``text`` with its placeholders in this dataset's words."""
+        for name, words in self.words().items():
+            text = text.replace("{" + name + "}", words)
+        return text
+
 
 @dataclass
 class DataConfig:

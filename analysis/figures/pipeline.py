@@ -23,7 +23,6 @@ from analysis.figures.style import (
     NEUTRAL_NOUNS,
     TEXT_WIDTH,
     StudyFigure,
-    capitalized,
     new_figure,
     style_context,
 )
@@ -113,13 +112,8 @@ def judgment_counts(records: Records, stage: int) -> tuple[str, list[str]]:
 
 def stage_texts(stage: Stage, nouns: DataNouns) -> dict[str, str]:
     """The three boxes' texts of a stage in the dataset's words."""
-    words = {
-        "People": capitalized(nouns.people),
-        "people": nouns.people,
-        "chat_users": nouns.chat_users,
-    }
     return {
-        kind: "\n".join(textwrap.wrap(text.format(**words), WRAP))
+        kind: "\n".join(textwrap.wrap(nouns.fill(text), WRAP))
         for kind, text in (("data", stage.data), ("model", stage.model), ("human", stage.human))
     }
 

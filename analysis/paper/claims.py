@@ -59,7 +59,7 @@ import yaml
 
 from analysis.paper.latex import breakable, escape_latex, escape_number, format_number, texttt
 from analysis.paper.plan_history import COMMITTED, Change
-from analysis.settings import ClaimsMode
+from analysis.settings import ClaimsMode, DataNouns
 
 SUPPORTED = "supported"
 REFUTED = "not supported"
@@ -147,8 +147,13 @@ def _sentence(entry: Mapping[str, Any], name: str, where: str) -> str:
     return " ".join(text.split())
 
 
-def load_claims(path: Path | str) -> list[Claim]:
-    """Read and validate ``claims.yaml``; every error names the file, the claim and the field."""
+def load_claims(path: Path | str, nouns: DataNouns | None = None) -> list[Claim]:
+    """Read and validate ``claims.yaml``; every error names the file, the claim and the field.
+
+    A sentence names who it is about by placeholder (``{people}``, ``{Models}``: the names of
+    :meth:`DataNouns.words`), so a simulated build's sentences say "simulated raters" where the
+    real exports' say "people"; with ``nouns`` they are filled in, and an unknown placeholder
+    is an error either way."""
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -172,8 +177,8 @@ def load_claims(path: Path | str) -> list[Claim]:
         if cid in seen:
             raise ClaimError(f"{where}: duplicate id")
         seen.add(cid)
-        statement = _sentence(entry, "statement", where)
-        negative = _sentence(entry, "negative", where)
+        statement = _in_words(_sentence(entry, "statement", where), nouns, f"{where}, statement")
+        negative = _in_words(_sentence(entry, "negative", where), nouns, f"{where}, negative")
         if NEGATIVE_PHRASE not in negative:
             raise ClaimError(f"{where}: field 'negative' must say '{NEGATIVE_PHRASE}'")
         if "condition" not in entry:
@@ -187,6 +192,19 @@ def load_claims(path: Path | str) -> list[Claim]:
             )
         claims.append(Claim(cid, statement, entry["condition"], negative))
     return claims
+
+
+#: a placeholder in a sentence: ``{name}`` (claims are plain text, so no other braces)
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)\}")
+
+
+def _in_words(text: str, nouns: DataNouns | None, where: str) -> str:
+    """A sentence with its placeholders in the dataset's words (``nouns``; kept without)."""
+    known = set(DataNouns("", "", "", "", "").words())
+    unknown = sorted(set(_PLACEHOLDER.findall(text)) - known)
+    if unknown:
+        raise ClaimError(f"{where}: unknown placeholder(s) {unknown} (known: {sorted(known)})")
+    return nouns.fill(text) if nouns is not None else text
 
 
 def _is_number(x: Any) -> bool:

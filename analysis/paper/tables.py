@@ -50,7 +50,7 @@ NEUTRAL_NOUNS = DataNouns(
 )
 
 
-_PLACEHOLDER = re.compile(r"\{(people|People|person|users|chat_users|models)\}")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(NEUTRAL_NOUNS.words()) + r")\}")
 
 
 def escaped_in_words(text: str, nouns: DataNouns) -> str:
@@ -69,18 +69,10 @@ def two_lines(top: str, bottom: str) -> str:
 
 
 def in_words(text: str, nouns: DataNouns) -> str:
-    """``text`` with the placeholders ``{people}``, ``{People}``, ``{person}``, ``{users}``,
-    ``{chat_users}`` and ``{models}`` replaced by the dataset's nouns (LaTeX-escaped); other
-    braces (LaTeX) are left alone."""
-    words = {
-        "people": nouns.people,
-        "People": nouns.people[:1].upper() + nouns.people[1:],
-        "person": nouns.person,
-        "users": nouns.users,
-        "chat_users": nouns.chat_users,
-        "models": nouns.models,
-    }
-    for name, value in words.items():
+    """``text`` with the placeholders of :meth:`DataNouns.words` (``{people}``, ``{People}``,
+    ``{person}``, ``{users}``, ``{chat_users}``, ``{models}`` ...) replaced by the dataset's
+    nouns (LaTeX-escaped); other braces (LaTeX) are left alone."""
+    for name, value in nouns.words().items():
         text = text.replace("{" + name + "}", escape_latex(value))
     return text
 

@@ -31,6 +31,10 @@ class StatsSettings:
     #: model is left out of aggregates over models (group means, means over models, the
     #: across-model correlation), since a caveat says its numbers mean nothing for the study
     caveats: tuple[tuple[str, str], ...] = ()
+    #: what a method sentence calls the human raters: the dataset's noun (``data.nouns.people``:
+    #: "simulated raters" in the bundled world, "people" in the authors' exports) where the
+    #: rule's params carry it, else the neutral "human raters"
+    people: str = "human raters"
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
@@ -40,8 +44,9 @@ class StatsSettings:
     def from_rule_params(cls, params: Mapping[str, Any]) -> StatsSettings:
         """From a rule's ``subtree(CFG, "stats", "run.seed", ...)`` params.
 
-        Reads ``stats`` and ``run.seed`` (required) and ``stages.caveats`` (optional); the
-        subtree's other keys belong to the rule's other settings (``learn``, ``stages.*``).
+        Reads ``stats`` and ``run.seed`` (required), ``stages.caveats`` and ``data.nouns``
+        (optional); the subtree's other keys belong to the rule's other settings (``learn``,
+        ``stages.*``).
         """
         missing = [k for k in ("stats", "run.seed") if k not in params]
         if missing:
@@ -51,10 +56,12 @@ class StatsSettings:
             )
         config = from_params(StatsConfig, params["stats"], "stats")
         caveats = params.get("stages.caveats") or {}
+        nouns = params.get("data.nouns") or {}
         return cls(
             config=config,
             seed=int(params["run.seed"]),
             caveats=tuple(sorted((str(k), str(v)) for k, v in dict(caveats).items())),
+            **({"people": str(nouns["people"])} if "people" in nouns else {}),
         )
 
     @property

@@ -350,9 +350,10 @@ def no_better_share(
             estimate=tb.stat(lambda g: ratio(g("nb"), g("n"))),
             fmt=".1%",
             what=(
-                f"share of the {len(resp)} rated personalized responses that people rate no "
-                "better than the generic one: a response's score is the mean over its "
-                "attributes of the attribute's mean human rating, and it is no better when "
+                f"share of the {len(resp)} rated personalized responses that the "
+                f"{settings.people} rate no better than the generic one: a response's score is "
+                "the mean over its attributes of the attribute's mean rating by the "
+                f"{settings.people}, and it is no better when "
                 f"the score is <= {NO_BETTER_AT_MOST:g} (3 = no difference; {round_name} "
                 "round)"
             ),

@@ -442,3 +442,36 @@ def test_every_claim_id_in_the_text_is_declared_and_every_declared_claim_is_used
     used = set(re.findall(r"\\Claim\{([^}]+)\}", text))
     assert used <= declared, used - declared
     assert declared <= used, f"claims never stated in the text: {declared - used}"
+
+
+def test_the_papers_claims_name_who_they_are_about_in_the_datasets_words(tmp_path: Path) -> None:
+    import re
+
+    from analysis.settings import DataNouns
+    from tests.settings_defaults import compose_config_plain
+
+    bundled = DataNouns(**compose_config_plain()["data"]["nouns"])
+    real = DataNouns(
+        people="people",
+        person="person",
+        users="users",
+        chat_users="WildChat users",
+        models="language models",
+    )
+    path = REPO_ROOT / "paper" / "claims.yaml"
+    human_words = re.compile(r"\b(?:people|human|person|language models?|WildChat)\b", re.I)
+    for claim in C.load_claims(path, bundled):
+        for sentence in (claim.statement, claim.negative):
+            assert "{" not in sentence, (claim.id, sentence)
+            # a simulated build's sentence never says its raters or models are real
+            assert not human_words.search(sentence), (claim.id, sentence)
+    agree = {c.id: c for c in C.load_claims(path, real)}["models_agree_with_models"]
+    assert agree.negative == (
+        "That the language models agree with each other on relevance more than with the people "
+        "is not supported on this dataset."
+    )
+    # a placeholder that names no noun is an error naming file, claim and field
+    robots = {"id": "x", "statement": "The {robots} agree.", "condition": LOW}
+    odd = write_claims(tmp_path, [robots])
+    with pytest.raises(C.ClaimError, match=r"claim 'x', statement: unknown placeholder.*robots"):
+        C.load_claims(odd)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,7 +17,7 @@ from analysis.stats.settings import StatsSettings
 from analysis.stats.study_common import StudyDataError
 from analysis.stats.study_stage3 import mention_habit_vs_bias, stage3_records
 from analysis.stats.weighted_bootstrap import weighted_spearman
-from tests.settings_defaults import stats_settings
+from tests.settings_defaults import compose_config_plain, stats_settings
 
 
 def settings(cfg: dict) -> StatsSettings:
@@ -120,6 +122,24 @@ def test_no_better_share_rule(recs: dict) -> None:
     assert rec.value == pytest.approx(3 / 4)
     assert rec.n == 4 and rec.extra["no_better"] == 3
     assert "<= 3" in rec.method
+
+
+def test_no_better_share_names_the_raters_by_the_datasets_noun() -> None:
+    # a simulated world's raters are "simulated raters", never "people" (data.nouns, read from
+    # the rule's params as rule stage3_statistics passes them)
+    params = {"stats": compose_config_plain()["stats"], "run.seed": 5}
+    base = StatsSettings.from_rule_params(params)
+    assert base.people == "human raters"
+    for noun in ("simulated raters", "people"):
+        typed = StatsSettings.from_rule_params({**params, "data.nouns": {"people": noun}})
+        assert typed.people == noun
+    cfg = {k: v for k, v in CFG.items() if k != "seed"}
+    sim = replace(stats_settings(**cfg, seed=5), people="simulated raters")
+    method = {r.key: r for r in stage3_records(ratings(), sim)}["stage3.no_better_share"].method
+    assert "responses that the simulated raters rate no better" in method
+    assert "mean rating by the simulated raters" in method
+    # (the design's name, rating_people, is an identifier, not a noun of the sentence)
+    assert "people rate" not in method and "human rating" not in method
 
 
 def test_mean_ratings(recs: dict) -> None:

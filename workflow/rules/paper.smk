@@ -159,7 +159,7 @@ rule claims:
     resources:
         mem_mb=500,
     params:
-        cfg=subtree(CFG, "paper.claims_mode", "study"),
+        cfg=subtree(CFG, "paper.claims_mode", "study", "data.nouns"),
         plan=_plan_revision(REPO, PLAN_FILES),
         code=code_hash(
             "analysis.paper.claims",

@@ -63,7 +63,8 @@ rule stage3_statistics:
     resources:
         mem_mb=2000,
     params:
-        cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
+        # data.nouns: the method sentences call the raters by the dataset's noun
+        cfg=subtree(CFG, "stats", "run.seed", "stages.caveats", "data.nouns"),
         code=code_hash("analysis.stats.study_stage3"),
     script:
         "../scripts/stage3_statistics.py"

@@ -5,12 +5,15 @@ from pathlib import Path
 from analysis.paper import claims
 from analysis.paper.plan_history import claim_conditions, last_changes, study_margins
 from analysis.provenance import dump_json, load_numbers
+from analysis.settings import DataNouns, from_params
 from analysis.workflow_io import rule_logging
 
 with rule_logging(snakemake) as log:
     numbers = load_numbers(snakemake.input.numbers)
     mode = claims.resolve_mode(snakemake.params.cfg["paper.claims_mode"])
-    results = claims.evaluate_claims(claims.load_claims(snakemake.input.claims), numbers)
+    nouns = from_params(DataNouns, snakemake.params.cfg["data.nouns"], "data.nouns")
+    declared = claims.load_claims(snakemake.input.claims, nouns)
+    results = claims.evaluate_claims(declared, numbers)
     for r in results:
         log.info("claim %s: %s (%s)", r.claim.id, r.verdict, "; ".join(r.outcome.evidence))
     if mode == "report" and any(r.verdict == claims.REFUTED for r in results):
