@@ -29,11 +29,12 @@ _STAGE_OF_TABLE = {
 }
 
 
-def raters_sentence(raters: Mapping[str, Mapping[str, Mapping[str, int]]]) -> str:
+def raters_sentence(raters: Mapping[str, Mapping[str, Mapping[str, int]]], nouns: DataNouns) -> str:
     """Every rater the adapter found, per stage: human count and each model by name.
 
     From ``raters`` of the data summary (``skipped_records.json``), so a stray export file that
-    became a rater of its own is visible in the PDF, not only in a log.
+    became a rater of its own is visible in the PDF, not only in a log. The human raters are
+    counted in the dataset's noun (``nouns``: "9 simulated raters" in the bundled world).
     """
     parts = []
     for table, stage in _STAGE_OF_TABLE.items():
@@ -44,7 +45,8 @@ def raters_sentence(raters: Mapping[str, Mapping[str, Mapping[str, int]]]) -> st
             parts.append(f"{stage}: none")
             continue
         named = ", ".join(rf"\texttt{{{escape_latex(m)}}}" for m in models) or "no model"
-        parts.append(f"{stage}: {humans} human raters and {named}")
+        who = escape_latex(nouns.person if humans == 1 else nouns.people)
+        parts.append(f"{stage}: {humans} {who} and {named}")
     return "; ".join(parts)
 
 
@@ -83,7 +85,7 @@ def render_dataset_tex(
         f"\\newcommand\\DatasetName{{{escape_latex(name)}}}",
         f"\\newcommand\\DatasetDescription{{{escape_latex(description)}}}",
         f"\\newcommand\\PaperTitle{{{escape_latex(title)}}}",
-        f"\\newcommand\\DatasetRaters{{{raters_sentence(raters or {})}}}",
+        f"\\newcommand\\DatasetRaters{{{raters_sentence(raters or {}, data.nouns)}}}",
         r"\newif\ifDatasetSimulated",
         r"\DatasetSimulatedtrue" if simulated else r"\DatasetSimulatedfalse",
         "\\newcommand\\SimulatedCaption{"

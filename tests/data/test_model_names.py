@@ -14,6 +14,7 @@ from analysis.data.errors import DataError
 from analysis.data.raters import near_miss
 from analysis.data.vocabulary import STUDY_MODELS
 from analysis.paper.dataset_info import raters_sentence
+from analysis.settings import DataNouns
 from analysis.workflow_config import compose_config
 
 BUNDLED = REPO_ROOT / "data" / "raw" / "bundled"
@@ -69,11 +70,13 @@ def test_the_summary_and_the_paper_list_every_rater() -> None:
     votes = result.tables["relevance_votes"]
     for kind, group in votes.groupby("rater_kind"):
         assert raters["relevance_votes"][kind] == group["rater"].value_counts().to_dict()
-    sentence = raters_sentence(raters)
+    nouns = DataNouns(**compose_config([])["data"]["nouns"])  # the bundled world's
+    sentence = raters_sentence(raters, nouns)
     for model in SIM_MODELS:
         assert rf"\texttt{{{model}}}" in sentence
     humans = votes.loc[votes["rater_kind"] == "human", "rater"].nunique()
-    assert f"stage~2: {humans} human raters" in sentence
+    # in the dataset's words: a simulated world has no human raters
+    assert f"stage~2: {humans} simulated raters" in sentence and "human" not in sentence
 
 
 @pytest.mark.realdata
