@@ -306,7 +306,11 @@ def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
     assert "not testable on this dataset" in table
     # a claim judged on a p-value shows the record's value and interval as its values; the
     # p-value appears only in the check, named as one
-    row = next(line for line in table.splitlines() if "claim:judged_on_p" in line)
+    # the claim's sentence heads its row; its condition, values and checks are the next line
+    lines = table.splitlines()
+    at = next(i for i, line in enumerate(lines) if "claim:judged_on_p" in line)
+    assert r"\multicolumn{2}" in lines[at] and "Habit goes with bias." in lines[at]
+    row = "\n".join(lines[at + 1 : at + 4])
     values = row.split("values: ")[1].split(r"\newline checked")[0]
     assert values.endswith(r"\rcint{stage3.mention_habit_vs_bias.spearman}")
     assert "0.083" not in values
