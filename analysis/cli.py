@@ -26,14 +26,17 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "the study's published figures against a build, with verdicts (md, csv or json)",
     ),
     "numbers": ("analysis.paper.print_numbers", "print records by key or glob, with CI and n"),
-    "numbers-diff": (
-        "analysis.paper.numbers_diff",
-        "compare the reported fields of two numbers.json",
+    "diff": (
+        "analysis.paper.diff",
+        "compare two builds (variants, default, numbers.json, or --rev commits), paired "
+        "intervals of each change where they share resamples",
     ),
 }
+#: old names that stay working: alias -> subcommand
+ALIASES = {"numbers-diff": "diff"}
 
 #: subcommands that read a working copy (its config, call store or results): they get ``--repo``
-READS_REPO = frozenset({"config", "calls", "trace", "verify", "scorecard", "numbers"})
+READS_REPO = frozenset({"config", "calls", "trace", "verify", "scorecard", "numbers", "diff"})
 
 
 def _repo_option() -> argparse.ArgumentParser:
@@ -61,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in SUBCOMMANDS.items():
         parents = [_repo_option()] if name in READS_REPO else []
-        sp = sub.add_parser(name, help=help_text, description=help_text, parents=parents)
+        aliases = [alias for alias, target in ALIASES.items() if target == name]
+        sp = sub.add_parser(
+            name, help=help_text, description=help_text, parents=parents, aliases=aliases
+        )
         importlib.import_module(module).add_arguments(sp)
         sp.set_defaults(_module=module)
     return parser
@@ -69,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.command = ALIASES.get(args.command, args.command)
     if args.command in READS_REPO:
         try:
             args.repo = resolve_repo(args)

@@ -13,9 +13,11 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from analysis.resamples import Resamples, resamples_path, write_resamples
 
 
 class RecordError(ValueError):
@@ -43,6 +45,10 @@ class Record:
     (from :class:`analysis.stats.intervals.Interval`), so a reader of the record (the paper's
     "95% CI" text) never searches the record's config for it. Like ``text`` it is written only
     when set.
+
+    ``resamples`` (a bootstrap interval's replicates and weight digest) is written to the
+    records file's resample file (:func:`analysis.resamples.resamples_path`), never into the
+    JSON: ``recenter diff`` pairs two builds' records on them.
     """
 
     key: str
@@ -58,6 +64,9 @@ class Record:
     extra: dict[str, Any] = field(default_factory=dict)
     text: str | None = None
     ci_level: float | None = None
+    #: the bootstrap replicates the interval was read from (None: an analytic interval); kept
+    #: beside the records file, not in it (``analysis.resamples``), for paired differences
+    resamples: Resamples | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.key or any(c.isspace() for c in self.key):
@@ -134,10 +143,14 @@ def write_records(
     """Attach provenance to ``records`` and write them as one JSON object ``key -> record``.
 
     ``calls`` maps call-store shard paths to the number of calls that fed these numbers.
-    The output is byte-stable: sorted keys, fixed float repr, no timestamps.
+    The output is byte-stable: sorted keys, fixed float repr, no timestamps. The records'
+    bootstrap resamples go beside it (``analysis.resamples``; an empty file when none has).
     """
+    records = list(records)
     out = attach_provenance(records, rule=rule, inputs=inputs, config=config, calls=calls)
     dump_json(out, path)
+    kept = {r.key: r.resamples for r in records if r.resamples is not None}
+    write_resamples(kept, resamples_path(path))
     return out
 
 
@@ -163,7 +176,11 @@ def attach_provenance(
     for rec in records:
         if rec.key in out:
             raise RecordError(f"rule {rule} produced key {rec.key} twice")
-        body = {k: _to_json_number(v) for k, v in asdict(rec).items() if k != "extra"}
+        body = {
+            f.name: _to_json_number(getattr(rec, f.name))
+            for f in fields(rec)
+            if f.name not in ("extra", "resamples")
+        }
         for optional in ("text", "ci_level"):
             if body[optional] is None:
                 del body[optional]

@@ -571,9 +571,16 @@ class DataConfig:
 
 @dataclass
 class RunConfig:
-    """``run``: the master seed."""
+    """``run``: the master seed, and the name of a variant build (``analysis.variants``)."""
 
     seed: int
+    #: the folder name of this configuration's outputs when it is not the dataset's default
+    #: (``<kind>/<dataset>/variants/<variant>``); None: a name derived from the overrides
+    variant: str | None
+
+    def __post_init__(self) -> None:
+        if self.variant is not None:
+            check_path_component("run.variant", self.variant)
 
 
 @dataclass

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import fnmatch
 import functools
 import hashlib
 import importlib.util
+import itertools
 import re
 import shlex
 import types
@@ -22,6 +24,8 @@ from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
@@ -35,19 +39,28 @@ __all__ = [
     "code_hash",
     "compose_config",
     "compose_typed",
+    "expand_sweep",
     "overrides_from_snakemake",
     "parse_overrides",
     "runtime_llm_keys",
     "stage_models",
     "subtree",
+    "sweep_from_snakemake",
 ]
 
 
 #: the name of the root schema in Hydra's ConfigStore (first entry of config.yaml's defaults)
 SCHEMA_NAME = "schema"
 
-#: the one accepted key of Snakemake's ``--config`` / ``--configfile`` channel
+#: the key of Snakemake's ``--config`` / ``--configfile`` channel that holds the overrides
 OVERRIDES_KEY = "overrides"
+#: a ``--configfile``'s list of swept overrides (``analysis.variants.expand_sweep``)
+SWEEP_KEY = "sweep"
+#: set by a sweep in the config of each member's module (``workflow/rules/sweep.smk``): the
+#: shared tiers whose rules the member defines, and its rules' name prefix; never set by hand
+MEMBER_KEY = "sweep_member"
+#: every key the channel accepts
+ACCEPTED_KEYS = (OVERRIDES_KEY, SWEEP_KEY, MEMBER_KEY)
 
 
 def register_schema() -> None:
@@ -101,16 +114,81 @@ def overrides_from_snakemake(config: Mapping[str, Any]) -> list[str]:
 
     ``--config`` and ``--configfile`` are only a channel for Hydra overrides: a key such as
     ``overrride=`` or ``stats: {n_boot: 500}`` would otherwise be ignored without a word.
+    The overrides may hold a sweep (Hydra's multirun syntax, ``stats.n_boot=200,400``), which
+    :func:`sweep_from_snakemake` expands; a configfile's ``sweep:`` list is read there too.
     """
-    unknown = sorted(set(config) - {OVERRIDES_KEY})
+    unknown = sorted(set(config) - set(ACCEPTED_KEYS))
     if unknown:
         raise ConfigError(
             f"snakemake config key(s) {unknown} are not accepted"
-            f"{settings.did_you_mean(unknown[0], [OVERRIDES_KEY])}: the only key is "
-            f"'{OVERRIDES_KEY}', e.g. --config overrides=\"stats.n_boot=500 llm=record\", or a "
-            "--configfile holding 'overrides: [stats.n_boot=500, llm=record]'"
+            f"{settings.did_you_mean(unknown[0], [OVERRIDES_KEY, SWEEP_KEY])}: the keys are "
+            f"'{OVERRIDES_KEY}' and '{SWEEP_KEY}', e.g. --config overrides=\"stats.n_boot=500 "
+            "llm=record\", or a --configfile holding 'overrides: [stats.n_boot=500, "
+            "llm=record]' (and 'sweep: [stats.n_boot=200,400]' for a sweep)"
         )
     return parse_overrides(config.get(OVERRIDES_KEY))
+
+
+def sweep_from_snakemake(config: Mapping[str, Any]) -> list[list[str]]:
+    """The builds Snakemake's ``config`` asks for: one override list per member of its sweep
+    (the Cartesian product of the swept values), or the one list of a single build."""
+    overrides = overrides_from_snakemake(config)
+    sweep = config.get(SWEEP_KEY) or []
+    if isinstance(sweep, str):
+        sweep = parse_overrides(sweep)
+    if not isinstance(sweep, list | tuple):
+        raise ConfigError(f"'{SWEEP_KEY}' must be a list of overrides, got {sweep!r}")
+    return expand_sweep(overrides, [str(s) for s in sweep])
+
+
+def _parse_hydra(tokens: list[str]) -> list[Override]:
+    try:
+        return OverridesParser.create().parse_overrides([hydra_token(t) for t in tokens])
+    except HydraException as err:
+        raise ConfigError(f"cannot parse the overrides {tokens}: {err}") from err
+
+
+def _requote(value: str) -> str:
+    """A swept value as one override value again (quoted where Hydra's grammar needs it)."""
+    if re.fullmatch(r"[\w./:+-]*", value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def expand_sweep(overrides: list[str], sweep: list[str] | None = None) -> list[list[str]]:
+    """The members of a sweep: one override list per element of the Cartesian product of the
+    swept values (Hydra's multirun syntax: ``a,b``, ``choice(...)``, ``range(...)``), in the
+    order given; ``[overrides]`` when nothing is swept.
+
+    A sweep over a key that changes no output (``analysis.variants.NEUTRAL_KEYS``: runtime-only
+    keys, the call-store mode) is refused here with the reason: its members would be one
+    build written again and again.
+    """
+    tokens = [*overrides, *(sweep or [])]
+    parsed = _parse_hydra(tokens)
+    swept = [o for o in parsed if o.is_sweep_override()]
+    if not swept:
+        return [tokens]
+    for o in swept:
+        key = o.key_or_group
+        if is_neutral(key) or key == "llm":
+            kind = (
+                "runtime-only: it changes how a run talks to model endpoints"
+                if any(key == k or k.startswith(key + ".") for k in RUNTIME_KEYS)
+                else "it changes how the run is carried out"
+            )
+            raise ConfigError(
+                f"cannot sweep over {key} ({o.input_line}): {kind}, never an output, so every "
+                "member of the sweep would be the same build. Sweep over settings that change "
+                "results (stats.*, prompts, models, stages.*, learn.*) and set this one once."
+            )
+    fixed = [o.input_line for o in parsed if not o.is_sweep_override()]
+    values = [[_requote(str(v)) for v in o.sweep_string_iterator()] for o in swept]
+    keys = [o.get_key_element() for o in swept]
+    return [
+        [*fixed, *(f"{k}={v}" for k, v in zip(keys, combo, strict=True))]
+        for combo in itertools.product(*values)
+    ]
 
 
 def _field_type(full_key: str) -> Any:
@@ -218,6 +296,28 @@ def compose_config(
 RUNTIME_KEYS = frozenset(f"llm.{k}" for k in settings.LLM_RUNTIME_KEYS)
 
 
+#: keys that change no output (glob patterns of dotted keys): they make no variant
+#: (``analysis.variants``), and a sweep over one is refused. A model's key variable and
+#: concurrency stay out of its call keys too.
+NEUTRAL_KEYS = frozenset(
+    {
+        *RUNTIME_KEYS,
+        "llm.mode",
+        "llm.shards",
+        "run.variant",
+        "models.*.api_key_env",
+        "models.*.max_concurrency",
+    }
+)
+
+
+def is_neutral(key: str) -> bool:
+    """Whether a dotted key (or a key under it) changes no output (:data:`NEUTRAL_KEYS`)."""
+    return any(
+        fnmatch.fnmatchcase(key, p) or fnmatch.fnmatchcase(key, p + ".*") for p in NEUTRAL_KEYS
+    )
+
+
 def _drop_runtime(node: Any, path: str) -> Any:
     if not isinstance(node, dict):
         return node
@@ -255,7 +355,8 @@ def runtime_llm_keys(
     They are kept out of rule params (:data:`RUNTIME_KEYS`), so a job reads them by composing
     the run's config again from Snakemake's ``config`` (the same overrides the Snakefile saw).
     """
-    cfg = compose_config(overrides_from_snakemake(snakemake_config), config_dir)
+    # a sweep's members share them (a sweep over one is refused): the first member's serve all
+    cfg = compose_config(sweep_from_snakemake(snakemake_config)[0], config_dir)
     return {k: cfg["llm"][k] for k in settings.LLM_RUNTIME_KEYS}
 
 

@@ -29,6 +29,19 @@ if TYPE_CHECKING:
     from analysis.figures.style import StudyFigure
 
 
+def rule_name(smk: Any) -> str:
+    """The rule's name in this workflow, as its records and logs name it.
+
+    A sweep loads the workflow once per member as a module whose rules carry the member's
+    prefix (``workflow/rules/sweep.smk``); the prefix is left out here, so a variant's records
+    are the same bytes whether it was built alone or in a sweep.
+    """
+    from analysis.workflow_config import MEMBER_KEY
+
+    member = (getattr(smk, "config", None) or {}).get(MEMBER_KEY) or {}
+    return str(smk.rule).removeprefix(member.get("prefix", ""))
+
+
 class SecretRedactor(logging.Formatter):
     """A formatter whose lines show no API key or token: anything shaped like one
     (``settings.SECRET_SHAPES``: ``sk-``, ``hf_``, ``gsk_``, bearer tokens, ...) is replaced
@@ -58,7 +71,7 @@ def rule_logging(smk: Any) -> Iterator[logging.Logger]:
     root = logging.getLogger()
     root.handlers = [handler, console]
     root.setLevel(logging.INFO)
-    logger = logging.getLogger(f"rule.{smk.rule}")
+    logger = logging.getLogger(f"rule.{rule_name(smk)}")
     try:
         yield logger
     except Exception:
@@ -110,11 +123,11 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     from analysis.stages.steps import CALL_STEPS
     from analysis.workflow_config import overrides_from_snakemake, runtime_llm_keys
 
-    step = CALL_STEPS[smk.rule]
+    step = CALL_STEPS[smk.params.step]
     params = smk.params.cfg  # dotted subtree paths -> plain values (workflow_config.subtree)
     stages = {k.removeprefix("stages."): v for k, v in params.items() if k.startswith("stages.")}
     step_cfg = from_params(CALL_STEP_CONFIGS[step.config_stage], stages, "stages")
-    seed = from_params(RunConfig, {"seed": params["run.seed"]}, "run").seed
+    seed = from_params(RunConfig, {"seed": params["run.seed"], "variant": None}, "run").seed
     repo = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
     llm_params = {**params["llm"], **runtime_llm_keys(smk.config, repo / "config")}
     if smk.params.get("store"):  # the store on a storage provider's shared claim (cluster.md)
@@ -134,7 +147,7 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     tables = [pd.read_parquet(smk.input[name]) for name in step.inputs]
     table = step.run(*tables, step_cfg, prompts, caller, seed, shard=shard)
     write_shard_table(table, smk.output.table)
-    logging.getLogger(f"rule.{smk.rule}").info(
+    logging.getLogger(f"rule.{rule_name(smk)}").info(
         "%s, shard %s of %s: %d %s, %s",
         smk.wildcards.model,
         shard.index,
@@ -166,12 +179,12 @@ def save_rule_figure(fig: StudyFigure, smk: Any) -> dict[str, Any]:
     from analysis.figures.style import save_figure
 
     cfg = dict(getattr(smk.params, "cfg", None) or {})
-    provenance: dict[str, Any] = {"rule": smk.rule, "inputs": list(smk.input), "config": cfg}
+    provenance: dict[str, Any] = {"rule": rule_name(smk), "inputs": list(smk.input), "config": cfg}
     if "data.name" in cfg:
         provenance["dataset"] = cfg["data.name"]
     meta = save_figure(fig, smk.output.pdf, smk.output.png, provenance, sidecar=smk.output.sidecar)
     state = "drawn" if meta["available"] else f"placeholder ({meta['reason']})"
-    logging.getLogger(f"rule.{smk.rule}").info(
+    logging.getLogger(f"rule.{rule_name(smk)}").info(
         "figure %s %s from %d records", meta["figure"], state, len(meta["records"])
     )
     return meta

@@ -67,6 +67,9 @@ from results_io import RESULTS, WORK_DIR, commit_text, git_state, update_readme,
 from rule_table import rule_table
 from workflow_bench import REPO_ROOT, fresh_copy, jobs_run, snakemake
 
+from analysis.variants import TIERS, Variant, identify, output_tier
+from analysis.workflow_config import compose_config
+
 WORK = WORK_DIR
 #: rules whose work does not depend on the data's size: their time is a job's start-up
 CONSTANT_RULES = ("resolved_config", "software_environment", "dataset_description")
@@ -92,6 +95,25 @@ SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log
 def overrides(world: Path, k: int) -> str:
     """The Hydra overrides of the scale-K dataset (simulated, own results folder, no models)."""
     return f"data=bundled data.root={world} data.name=sim-scale-{k} models=none"
+
+
+def scale_build(world: Path, k: int) -> Variant:
+    """Where the scale-K run writes: ``models=none`` makes it a variant of the dataset
+    ``sim-scale-K`` (analysis/variants.py), so its model-call and analysis outputs sit under
+    ``<kind>/sim-scale-K/variants/models-none/`` and its canonical tables under the dataset's."""
+    tokens = overrides(world, k).split()
+    config_dir = REPO_ROOT / "config"
+    return identify(tokens, compose_config(tokens, config_dir=config_dir), config_dir)
+
+
+def record_target(build: Variant, rule: str) -> str:
+    """A rule's records file, in its tier's folder."""
+    return build.paths(output_tier(f"records/{rule}.json")).record_file(rule)
+
+
+def build_rule_table(copy: Path, build: Variant) -> pd.DataFrame:
+    """The per-rule table over every tier's benchmark files (each tier logs where it writes)."""
+    return rule_table(*sorted({copy / build.paths(tier).benchmarks for tier in TIERS}))
 
 
 def command(k: int, cores: int) -> str:
@@ -130,11 +152,12 @@ def rows_of(folder: Path, names: tuple[str, ...]) -> int:
     return sum(pq.read_metadata(folder / f"{n}.parquet").num_rows for n in names)
 
 
-def texts_of(results: Path, rule: str) -> int:
+def texts_of(copy: Path, build: Variant, rule: str) -> int:
     """Texts a local-model rule went through (rows of what it wrote)."""
     if rule == "text_embeddings":
-        return sum(pq.read_metadata(p).num_rows for p in (results / "embeddings").glob("*.parquet"))
-    return rows_of(results / "tables", ("responses",))
+        embeddings = copy / build.paths("calls").result("embeddings")
+        return sum(pq.read_metadata(p).num_rows for p in embeddings.glob("*.parquet"))
+    return rows_of(copy / build.paths("data").result("tables"), ("responses",))
 
 
 def run_scale(copy: Path, k: int, cores: int, rules: list[str] | None = None) -> dict:
@@ -145,11 +168,8 @@ def run_scale(copy: Path, k: int, cores: int, rules: list[str] | None = None) ->
     name = f"sim-scale-{k}"
     for folder in (f"results/{name}", f"logs/{name}", f"paper/build/{name}"):
         shutil.rmtree(copy / folder, ignore_errors=True)
-    targets = (
-        [f"results/{name}/config.yaml", *(f"results/{name}/records/{r}.json" for r in rules)]
-        if rules
-        else []
-    )
+    build = scale_build(world, k)
+    targets = [build.paths().config, *(record_target(build, r) for r in rules)] if rules else []
     load, git = os.getloadavg(), git_state()
     run = snakemake(
         copy,
@@ -161,9 +181,8 @@ def run_scale(copy: Path, k: int, cores: int, rules: list[str] | None = None) ->
         "--config",
         f"overrides={overrides(world, k)}",
     )
-    table = rule_table(copy / "logs" / name / "benchmarks")
-    results = copy / "results" / name
-    n = rows_of(results / "tables", JUDGMENT_TABLES)
+    table = build_rule_table(copy, build)
+    n = rows_of(copy / build.paths("data").result("tables"), JUDGMENT_TABLES)
     constant = table.loc[[r for r in CONSTANT_RULES if r in table.index]]
     per_job = table.assign(
         wall_per_job=table["wall_s"] / table["jobs"], cpu_per_job=table["cpu_s"] / table["jobs"]
@@ -171,8 +190,10 @@ def run_scale(copy: Path, k: int, cores: int, rules: list[str] | None = None) ->
     models = {
         rule: {
             "wall_s": float(table.loc[rule, "wall_s"]),
-            "texts": texts_of(results, rule),
-            "texts_per_s": round(texts_of(results, rule) / max(table.loc[rule, "wall_s"], 1e-9), 1),
+            "texts": texts_of(copy, build, rule),
+            "texts_per_s": round(
+                texts_of(copy, build, rule) / max(table.loc[rule, "wall_s"], 1e-9), 1
+            ),
             "max_rss_mb": float(table.loc[rule, "max_rss_mb"]),
         }
         for rule in MODEL_RULES
@@ -214,8 +235,8 @@ def plan_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     profile with the same flags and targets in a fresh copy (no cluster is started), and the
     jobs per rule it would submit."""
     world, _ = world_for(k)
-    name = f"sim-scale-{k}"
-    targets = [f"results/{name}/records/{rule}.json" for rule in rules]
+    build = scale_build(world, k)
+    targets = [record_target(build, rule) for rule in rules]
     copy = fresh_copy(WORK / "scale-slurm-copy")
     run = snakemake(
         copy,
@@ -250,8 +271,8 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     from tests.cluster.local_slurm import ensure_packages, start_cluster, stop_cluster
 
     world, _ = world_for(k)
-    name = f"sim-scale-{k}"
-    targets = [f"results/{name}/records/{rule}.json" for rule in rules]
+    build = scale_build(world, k)
+    targets = [record_target(build, rule) for rule in rules]
     config = ("--config", f"overrides={overrides(world, k)} llm.shards={shards}")
     local = None
     if targets:
@@ -294,11 +315,10 @@ def run_slurm(k: int, jobs: int, shards: int, rules: list[str]) -> dict:
     states = Counter(finished.get(job, {}).get("JobState", "missing") for job in submitted)
     if set(states) != {"COMPLETED"}:
         raise RuntimeError(f"SLURM jobs not all COMPLETED: {dict(states)}")
-    results = copy / "results" / name
     return {
         "k": k,
         "git": git,
-        "judgments": rows_of(results / "tables", JUDGMENT_TABLES),
+        "judgments": rows_of(copy / build.paths("data").result("tables"), JUDGMENT_TABLES),
         "targets": targets or "the whole workflow",
         "local_same_targets": local,
         "total_wall_s": round(run.seconds, 1),

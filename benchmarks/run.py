@@ -10,9 +10,10 @@ Workflow measurements (key ``"workflow"`` of results.json; the other scripts own
 - cold: the default reproduction (``snakemake --cores N``) in a fresh copy of the repository,
   installed package, no outputs (``--cold-repeats``, default 1: it is the expensive one);
 - no-op rerun: the same command again, nothing to do (target: under 5 s);
-- rerun after changing one statistics setting (``--config overrides="stats.n_boot=..."``, a
-  new value each repeat): which rules reran, checked against the rules that read ``stats``
-  and everything downstream of them in Snakemake's rule graph;
+- rerun after changing one statistics setting of the default build (``stats.n_boot`` in
+  ``config/stats/default.yaml`` of the copy, a new value each repeat; an override on the
+  command line would build a variant beside it instead): which rules reran, checked against
+  the rules that read ``stats`` and everything downstream of them in Snakemake's rule graph;
 - peak memory of the cold run: the sampled sum over the process tree (target: under 2 GB),
   the largest single process (kernel-reported) and which job it was.
 Times are medians of ``--repeats`` runs (default 3); ratios to the cold run are reported
@@ -204,7 +205,8 @@ def readme_section(w: dict) -> str:
         ),
         *workflow_table(w),
         "",
-        f"Rules rerun after `{rr['overrides'][0]}` (and each later value): "
+        f"Rules rerun after `{rr['overrides'][0]}` in config/stats/default.yaml (and each later "
+        "value): "
         + (", ".join(f"`{r}`" for r in rr["rules_rerun"]) or "none")
         + ". Expected (rules whose params hold `stats`, and everything downstream of them): "
         + (", ".join(f"`{r}`" for r in rr["rules_expected"]) or "none")

@@ -88,11 +88,24 @@ def checkout_commit() -> str:
     return commit_label(repository_commit(REPO_ROOT))
 
 
-def assert_python_succeeds(code: str, env: dict[str, str] | None = None) -> None:
-    """Run ``code`` in a fresh interpreter at the repository root (environment ``env``, default
-    this process's); it must exit 0."""
+def build_paths(*overrides: str, tier: str = "analysis", root: Path = REPO_ROOT):
+    """Where the build of ``overrides`` writes one tier of its outputs (``analysis.variants``):
+    the dataset's folder, or a variant's for a configuration other than the default."""
+    from analysis.variants import identify
+    from analysis.workflow_config import compose_config
+
+    config_dir = root / "config"
+    cfg = compose_config(list(overrides), config_dir=config_dir)
+    return identify(list(overrides), cfg, config_dir).paths(tier)
+
+
+def assert_python_succeeds(
+    code: str, env: dict[str, str] | None = None, cwd: Path = REPO_ROOT
+) -> None:
+    """Run ``code`` in a fresh interpreter in ``cwd`` (default the repository root; environment
+    ``env``, default this process's); it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, env=env
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, env=env
     )
     assert done.returncode == 0, done.stdout + done.stderr
 

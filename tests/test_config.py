@@ -106,17 +106,22 @@ def test_snakemake_rejects_an_unknown_key_with_a_clear_message(workflow_copy: Pa
 
 
 def test_resolved_config_is_written_next_to_the_results(workflow_copy: Path) -> None:
+    """A variant's resolved config and overrides sit beside its own results (the default
+    build's folder is left alone)."""
+    variant = workflow_copy / "results/bundled/variants/stats.n_boot-123"
     run_snakemake(
         workflow_copy,
-        "results/bundled/config.yaml",
+        "results/bundled/variants/stats.n_boot-123/config.yaml",
         "--cores",
         "1",
         "--config",
         "overrides=stats.n_boot=123",
         timeout=300,
     )
-    text = (workflow_copy / "results/bundled/config.yaml").read_text()
-    assert "n_boot: 123" in text
+    assert "n_boot: 123" in (variant / "config.yaml").read_text()
+    described = (variant / "variant.yaml").read_text()
+    assert "- stats.n_boot=123" in described and "variant: stats.n_boot-123" in described
+    assert not (workflow_copy / "results/bundled/config.yaml").exists()
 
 
 def _imports_by_parser(path: Path) -> set[str]:

@@ -11,6 +11,7 @@ import pytest
 
 from analysis import settings
 from analysis.seeds import SeedScheme, derive_seed
+from analysis.variants import identify
 from analysis.workflow_config import (
     RUNTIME_KEYS,
     ConfigError,
@@ -186,8 +187,12 @@ def test_snakemake_rejects_a_stray_config_key_and_accepts_an_overrides_file(
     assert "overrride" in proc.stdout + proc.stderr and "overrides" in proc.stdout + proc.stderr
     overrides = workflow_copy / "overrides.yaml"
     overrides.write_text("overrides:\n  - stats.n_boot=123\n  - \"paper.title='A: B'\"\n")
+    # a variant: its config goes to its own folder (a digest name: 'A: B' names no folder)
+    tokens = ["stats.n_boot=123", "paper.title='A: B'"]
+    config_dir = workflow_copy / "config"
+    target = identify(tokens, compose_config(tokens, config_dir=config_dir), config_dir)
     run_snakemake(
-        workflow_copy, "results/bundled/config.yaml", "--cores", "1", "--configfile", str(overrides)
+        workflow_copy, target.paths().config, "--cores", "1", "--configfile", str(overrides)
     )
-    text = (workflow_copy / "results/bundled/config.yaml").read_text()
+    text = (workflow_copy / target.paths().config).read_text()
     assert "n_boot: 123" in text and "title: 'A: B'" in text

@@ -2,9 +2,10 @@
 
 Every dataset becomes the same validated tables (``analysis.data.schemas``), written as parquet
 by rule ``canonical_tables`` (``analysis.data.canonical``); analysis code reads only those.
-The authors' annotation-tool layout is read by ``analysis.data.annotation_tool``; the bundled
-simulated world (written by the tool ``analysis.simulation``) uses that same layout, so one
-adapter serves both datasets. The public face is what the rules use: ``read_dataset`` and
+Each raw layout has an adapter in one registry (``analysis.data.adapters``); the authors'
+annotation-tool layout is read by ``analysis.data.annotation_tool``, and the bundled simulated
+world (written by the tool ``analysis.simulation``) uses that same layout, so one adapter
+serves both datasets. The public face is what the rules use: ``read_dataset`` and
 ``resolve_root``; errors live in ``analysis.data.errors``.
 ``docs/data.md`` documents every table, column, file kind and round.
 """
@@ -18,10 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from analysis.data.annotation_tool import AdapterResult
 
-#: ``data.adapter`` config value of the one adapter (the annotation-tool layout)
-ADAPTER = "annotation_tool"
-
-__all__ = ["ADAPTER", "read_dataset", "resolve_root"]
+__all__ = ["read_dataset", "resolve_root"]
 
 
 def resolve_root(root: str | Path, base: str | Path) -> Path:
@@ -38,21 +36,20 @@ def read_dataset(
     distinct_annotators: Sequence[Sequence[str]] = (),
     distinct_attributes: Sequence[Sequence[str]] = (),
 ) -> AdapterResult:
-    """Read a raw dataset with the named adapter (``data.adapter``).
+    """Read a raw dataset with the named adapter (``data.adapter``, a registry entry of
+    ``analysis.data.adapters``).
 
     ``known_models`` (``data.models``) are model raters the dataset holds besides the study's
     five; a model file whose name nearly spells one of either is an error. The ``distinct_*``
     groups (``data.distinct_annotators``, ``data.distinct_attributes``) list spellings that
     differ only in case or surrounding space yet name different annotators or attributes.
     """
-    if adapter != ADAPTER:
-        raise ValueError(f"unknown data.adapter {adapter!r}; known: [{ADAPTER!r}]")
-    # imported here, not with the package: the Snakefile imports ``resolve_root`` at every
-    # parse, and the adapter brings pandas and pandera (about a second per snakemake start)
-    from analysis.data.annotation_tool import read_annotation_tool
+    # the registry names its readers by import path: the Snakefile imports this package at
+    # every parse, and the readers bring pandas and pandera (about a second per start)
+    from analysis.data.adapters import dataset_adapter
 
-    return read_annotation_tool(
-        Path(root),
+    return dataset_adapter(adapter).read_tables(
+        root,
         known_models,
         distinct_annotators=distinct_annotators,
         distinct_attributes=distinct_attributes,

@@ -19,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="call-store root (default: data/calls of the repository)",
     )
     parser.add_argument("--stage", help="only this stage")
+    parser.add_argument(
+        "--prompt-version", help="only the calls of this prompt version (e.g. a prompt variant's)"
+    )
     parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
     parser.add_argument(
         "--validate",
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         )
         status = 0 if report.ok else 1
     try:
-        frame = usage_summary(store)
+        frame = usage_summary(store, args.prompt_version)
     except StoreError as err:  # a corrupt record: --validate lists them all
         print(f"error: {err}", file=sys.stderr)
         return 1

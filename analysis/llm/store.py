@@ -1188,19 +1188,24 @@ USAGE_COLUMNS = [
     "completion_tokens",
     "total_tokens",
     "cost_usd",
+    "latency_s",
 ]
 
 
-def usage_summary(store: Path) -> pd.DataFrame:
-    """Calls, tokens and cost per (stage, model), sorted.
+def usage_summary(store: Path, prompt_version: str | None = None) -> pd.DataFrame:
+    """Calls, tokens, cost and summed latency per (stage, model), sorted; only the calls of
+    one prompt version when given (a prompt variant's own calls, README "Variants").
 
     ``calls`` counts every stored record (each was paid for, including answers later replaced
-    by ``refresh``); ``keys`` counts distinct calls, i.e. what replay serves.
+    by ``refresh``); ``keys`` counts distinct calls, i.e. what replay serves; ``latency_s`` sums
+    the recorded seconds from request to answer (what recording them took, one at a time).
     """
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     keys: dict[tuple[str, str], set[str]] = {}
     for stage, model, path in iter_store(store):
         for _, rec in iter_shard(path):
+            if prompt_version is not None and rec.get("prompt_version") != prompt_version:
+                continue
             row = rows.setdefault(
                 (stage, model),
                 {c: 0 for c in USAGE_COLUMNS[2:]} | {"stage": stage, "model": model},
@@ -1214,9 +1219,11 @@ def usage_summary(store: Path) -> pd.DataFrame:
                 or (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
             )
             row["cost_usd"] += float(rec.get("cost_usd") or 0.0)
+            row["latency_s"] += float(rec.get("latency_s") or 0.0)
             keys.setdefault((stage, model), set()).add(rec["key"])
     for ident, row in rows.items():
         row["keys"] = len(keys[ident])
     frame = pd.DataFrame([rows[k] for k in sorted(rows)], columns=USAGE_COLUMNS)
     frame["cost_usd"] = frame["cost_usd"].astype(float)
+    frame["latency_s"] = frame["latency_s"].astype(float).round(1)
     return frame.reset_index(drop=True)

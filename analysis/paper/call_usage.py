@@ -40,15 +40,17 @@ class Usage:
     note: str = ""
 
 
-def usage_records(store: Path | str) -> Usage:
-    """Records of calls, tokens and cost per (stage, model) found in the call store."""
+def usage_records(store: Path | str, prompt_version: str | None = None) -> Usage:
+    """Records of calls, tokens and cost per (stage, model) found in the call store; only the
+    calls of the build's prompt version when given (a prompt variant's calls share the
+    store's shards with the default build's)."""
     by_ident: dict[tuple[str, str], list[str]] = {}
     for stage, model, path in iter_store(Path(store)):
         by_ident.setdefault((stage, model), []).append(repo_relative(path))
     if not by_ident:
         return Usage(note=f"No model calls: the call store {repo_relative(store)} is empty.")
     usage = Usage(shards=by_ident)
-    for row in usage_summary(Path(store)).to_dict(orient="records"):
+    for row in usage_summary(Path(store), prompt_version).to_dict(orient="records"):
         stage, model = str(row["stage"]), str(row["model"])
         for column, (suffix, fmt, method) in METRICS.items():
             if column not in row or row[column] is None:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from analysis.paths import SWEEP_RULE_SEPARATOR, BuildPaths
 from analysis.provenance import sha256_file
 from analysis.stages.steps import CALL_STEPS
 
@@ -97,7 +98,7 @@ def lineage(
     key: str, record: Mapping[str, Any], numbers: Mapping[str, Any], dataset: str, root: Path
 ) -> dict[str, Any]:
     """The chain of rules and files behind one record, with every file's hash check."""
-    results = f"results/{dataset}"
+    results = BuildPaths(dataset).results  # the canonical tables are every variant's
     sources_file = root / results / "tables" / "sources.json"
     sources = json.loads(sources_file.read_text(encoding="utf-8")) if sources_file.is_file() else {}
     recorded = recorded_hashes(numbers, sources)
@@ -144,10 +145,12 @@ def lineage(
             # Snakemake's own sha256 of the job's (small enough) inputs at run time
             for item, checksum in (meta.get("input_checksums") or {}).items():
                 recorded.setdefault(item, str(checksum).removeprefix("sha256:"))
-            calls = call_shards_of(numbers, meta["rule"], path)
+            # a sweep's jobs run the rules of a member's module, named <prefix>__<rule>
+            rule = str(meta["rule"]).rpartition(SWEEP_RULE_SEPARATOR)[2]
+            calls = call_shards_of(numbers, rule, path)
             shards |= set(calls)
-            steps.append({"rule": meta["rule"], "writes": path, "inputs": inputs + calls})
-            kinds[path], produced_by[path] = "intermediate", meta["rule"]
+            steps.append({"rule": rule, "writes": path, "inputs": inputs + calls})
+            kinds[path], produced_by[path] = "intermediate", rule
             queue += inputs + calls
         else:
             produced_by[path] = None

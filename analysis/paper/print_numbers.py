@@ -14,19 +14,19 @@ import sys
 
 from analysis.paper.claims import match_keys
 from analysis.paper.macros import display_ci, display_value
-from analysis.paper.trace import default_dataset, numbers_path
+from analysis.paper.trace import add_build_arguments, default_dataset, numbers_path
 from analysis.provenance import RecordError, load_numbers
 
 
 def common_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", help="dataset name (default: data.name of the config)")
+    add_build_arguments(parser)
 
 
 def read_build(args: argparse.Namespace, command: str) -> dict | None:
     root = args.repo
     dataset = args.dataset or default_dataset(root)
     try:
-        return load_numbers(numbers_path(dataset, root))
+        return load_numbers(numbers_path(dataset, root, args.variant))
     except RecordError as err:
         print(f"recenter {command}: {err}", file=sys.stderr)
         return None

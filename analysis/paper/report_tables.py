@@ -59,12 +59,14 @@ def scorecard_html(csv: Path | str, dataset: str) -> str:
     )
 
 
-def rule_table(folder: Path | str) -> pd.DataFrame:
-    """One row per rule from the ``benchmark:`` files in ``folder`` (one per job): jobs, summed
-    wall and CPU seconds, the largest peak RSS (MB); sorted by wall time, slowest first."""
+def rule_table(*folders: Path | str) -> pd.DataFrame:
+    """One row per rule from the ``benchmark:`` files in ``folders`` (one per job; a variant's
+    jobs write in each of its tiers' folders): jobs, summed wall and CPU seconds, the largest
+    peak RSS (MB); sorted by wall time, slowest first."""
     rows = []
     # a wildcard holding a slash puts a job's file in a subfolder (model_call_table.stage1/...)
-    for path in sorted(Path(folder).rglob("*.tsv")):
+    files = [(Path(f), p) for f in folders for p in sorted(Path(f).rglob("*.tsv"))]
+    for folder, path in files:
         bench = pd.read_csv(path, sep="\t")
         rows.append(
             {
@@ -75,7 +77,8 @@ def rule_table(folder: Path | str) -> pd.DataFrame:
             }
         )
     if not rows:
-        raise FileNotFoundError(f"no benchmark files in {folder}: run the workflow first")
+        where = ", ".join(str(f) for f in folders)
+        raise FileNotFoundError(f"no benchmark files in {where}: run the workflow first")
     jobs = pd.DataFrame(rows)
     table = jobs.groupby("rule").agg(
         jobs=("rule", "size"),
@@ -86,13 +89,15 @@ def rule_table(folder: Path | str) -> pd.DataFrame:
     return table.sort_values("wall_s", ascending=False).round(1)
 
 
-def runtimes_html(folder: Path | str, dataset: str) -> str:
-    """The per-rule runtime table of the benchmark files in ``folder``, as the report's page."""
-    table = rule_table(folder).reset_index()
+def runtimes_html(folders: Path | str | list[Path | str], dataset: str) -> str:
+    """The per-rule runtime table of the benchmark files in ``folders``, as the report's page."""
+    folders = folders if isinstance(folders, list) else [folders]
+    table = rule_table(*folders).reset_index()
     return html_table(
         table,
         f"Runtime per rule, dataset {dataset}",
         f"{int(table['jobs'].sum())} jobs, the latest run of each: wall and CPU seconds summed "
         "over a rule's jobs, its largest peak memory (Snakemake's benchmark files, "
-        f"{Path(folder).as_posix()}). Times depend on the machine and on what else ran.",
+        f"{', '.join(Path(f).as_posix() for f in folders)}). Times depend on the machine and "
+        "on what else ran.",
     )

@@ -22,6 +22,7 @@ from typing import Any
 from analysis import REPO_ROOT
 from analysis.paper import site_links
 from analysis.paper.lineage import lineage as full_lineage
+from analysis.paths import BuildPaths
 from analysis.provenance import RecordError, load_numbers, sha256_file
 from analysis.software import UNKNOWN_COMMIT, repository_commit
 
@@ -33,8 +34,9 @@ def default_dataset(root: Path = REPO_ROOT) -> str:
     return str(compose_config(None, config_dir=root / "config")["data"]["name"])
 
 
-def numbers_path(dataset: str, root: Path = REPO_ROOT) -> Path:
-    return root / "results" / dataset / "numbers.json"
+def numbers_path(dataset: str, root: Path = REPO_ROOT, variant: str | None = None) -> Path:
+    """A build's ``numbers.json`` in the checkout ``root`` (the path helper's)."""
+    return root / BuildPaths(dataset, variant).numbers
 
 
 def chain(key: str, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,19 +72,25 @@ def check_inputs(inputs: list[Mapping[str, str]], root: Path = REPO_ROOT) -> dic
 
 
 def trace(
-    key: str, dataset: str, root: Path = REPO_ROOT, check: bool = False, lineage: bool = False
+    key: str,
+    dataset: str,
+    root: Path = REPO_ROOT,
+    check: bool = False,
+    lineage: bool = False,
+    variant: str | None = None,
 ) -> dict[str, Any]:
-    """The provenance chain of ``key`` in ``results/<dataset>/numbers.json`` (``lineage``: back
-    to the raw files and call-store shards, every file with its hash check)."""
-    numbers = load_numbers(numbers_path(dataset, root))
+    """The provenance chain of ``key`` in a build's ``numbers.json`` (``lineage``: back to the
+    raw files and call-store shards, every file with its hash check)."""
+    build = BuildPaths(dataset, variant)
+    numbers = load_numbers(root / build.numbers)
     if key not in numbers:
         near = difflib.get_close_matches(key, list(numbers), n=5, cutoff=0.5)
         hint = f"; did you mean: {', '.join(near)}" if near else ""
-        raise RecordError(f"no record '{key}' in results/{dataset}/numbers.json{hint}")
+        raise RecordError(f"no record '{key}' in {build.numbers}{hint}")
     out = chain(key, numbers[key])
     # the number's page in the audit site beside the PDF (rule audit_site)
-    out["site"] = f"paper/build/{dataset}/{site_links.from_pdf(site_links.entry_link(key))}"
-    out["software"] = software_summary(dataset, root)
+    out["site"] = f"{build.paper_build}/{site_links.from_pdf(site_links.entry_link(key))}"
+    out["software"] = software_summary(dataset, root, variant)
     if check:
         out["check"] = check_inputs(out["inputs"], root)
     if lineage:
@@ -90,16 +98,19 @@ def trace(
     return out
 
 
-def software_summary(dataset: str, root: Path = REPO_ROOT) -> dict[str, Any]:
-    """The software that built the dataset's numbers (``results/<dataset>/environment.json``):
-    the repository's commit (and the one checked out now, which may be newer), the platform,
-    TeX, the packages outside the hashed lock, and the file holding every version."""
-    path = root / "results" / dataset / "environment.json"
+def software_summary(
+    dataset: str, root: Path = REPO_ROOT, variant: str | None = None
+) -> dict[str, Any]:
+    """The software that built a build's numbers (its ``environment.json``): the repository's
+    commit (and the one checked out now, which may be newer), the platform, TeX, the packages
+    outside the hashed lock, and the file holding every version."""
+    rel = BuildPaths(dataset, variant).environment
+    path = root / rel
     if not path.is_file():
-        return {"file": None, "note": f"results/{dataset}/environment.json was not written"}
+        return {"file": None, "note": f"{rel} was not written"}
     sw = json.loads(path.read_text(encoding="utf-8"))
     return {
-        "file": f"results/{dataset}/environment.json",
+        "file": rel,
         "sha256": sha256_file(path),
         "commit": sw.get("repository", {}).get("commit", UNKNOWN_COMMIT),
         "uncommitted_changes": sw.get("repository", {}).get("uncommitted_changes"),
@@ -110,9 +121,19 @@ def software_summary(dataset: str, root: Path = REPO_ROOT) -> dict[str, Any]:
     }
 
 
+def add_build_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--dataset`` and ``--variant``: which build a command reads (default: the default one)."""
+    parser.add_argument("--dataset", help="dataset name (default: data.name of the config)")
+    parser.add_argument(
+        "--variant",
+        help="a variant of the dataset (its folder name under results/<dataset>/variants/; "
+        "default: the dataset's default build)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("key", help="record key, e.g. stage2.final.kappa.human_human")
-    parser.add_argument("--dataset", help="dataset name (default: data.name of the config)")
+    add_build_arguments(parser)
     parser.add_argument(
         "--check", action="store_true", help="recompute input hashes; exit 1 if not current"
     )
@@ -127,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
     root = args.repo
     dataset = args.dataset or default_dataset(root)
     try:
-        out = trace(args.key, dataset, root, check=args.check, lineage=args.lineage)
+        out = trace(
+            args.key, dataset, root, check=args.check, lineage=args.lineage, variant=args.variant
+        )
     except RecordError as err:
         print(f"recenter trace: {err}", file=sys.stderr)
         return 2

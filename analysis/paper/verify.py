@@ -15,6 +15,7 @@ disappeared, and 2 when the rebuild itself failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -22,12 +23,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from analysis import REPO_ROOT
+from analysis.paths import BuildPaths
 from analysis.provenance import load_numbers
 from analysis.software import (
     COMMIT_VARIABLE,
@@ -39,8 +43,6 @@ from analysis.software import (
 
 #: outputs of a run: never copied into the fresh tree
 GENERATED = ("results/", "logs/", ".snakemake/", "paper/build/", "paper/generated/")
-#: record fields whose change changes what the paper says
-COMPARED = ("value", "display", "ci_low", "ci_high", "n")
 
 
 class VerifyError(RuntimeError):
@@ -72,18 +74,14 @@ class NumberDiff:
 def diff_numbers(
     here: Mapping[str, Mapping[str, Any]], rebuilt: Mapping[str, Mapping[str, Any]]
 ) -> NumberDiff:
-    """Compare two key -> record maps on the fields the paper prints."""
-    diff = NumberDiff()
-    for key in sorted(set(here) & set(rebuilt)):
-        fields = {
-            f: (here[key].get(f), rebuilt[key].get(f))
-            for f in COMPARED
-            if here[key].get(f) != rebuilt[key].get(f)
-        }
-        if fields:
-            diff.changed[key] = fields
-    diff.added = sorted(set(rebuilt) - set(here))
-    diff.removed = sorted(set(here) - set(rebuilt))
+    """Compare two key -> record maps on the fields the paper prints (``recenter diff``'s
+    refactor check, :func:`analysis.paper.diff.compare_numbers`)."""
+    from analysis.paper.diff import compare_numbers
+
+    removed, added, changes = compare_numbers(dict(here), dict(rebuilt))
+    diff = NumberDiff(added=added, removed=removed)
+    for c in changes:
+        diff.changed.setdefault(c.key, {})[c.field] = (c.old, c.new)
     return diff
 
 
@@ -120,6 +118,8 @@ def data_root_override(dataset: str, root: Path) -> list[str]:
     """
     from analysis.workflow_config import compose_config
 
+    if not (root / "config").is_dir():  # a workflow without the Hydra config sets no data.root
+        return []
     cfg = compose_config([f"data={dataset}"], config_dir=root / "config")
     data_root = Path(cfg["data"]["root"])
     resolved = data_root if data_root.is_absolute() else (root / data_root).resolve()
@@ -137,18 +137,20 @@ def rebuild(
     cores: int = 2,
     target: str | None = None,
     extra_overrides: list[str] | None = None,
+    build: BuildPaths | None = None,
 ) -> Path:
-    """Run Snakemake offline in ``workdir`` and return the rebuilt numbers.json."""
+    """Run Snakemake offline in ``workdir`` and return the rebuilt build's numbers.json
+    (``build``: a variant of ``dataset``, whose overrides are among ``extra_overrides``)."""
     overrides = [f"data={dataset}", "llm.mode=replay", *(extra_overrides or [])]
+    # the target goes before --config, which takes every word after it as a config entry
     cmd = [
         "snakemake",
         "--cores",
         str(cores),
+        *([target] if target else []),
         "--config",
         "overrides=" + " ".join(shlex.quote(o) for o in overrides),
     ]
-    if target:
-        cmd.append(target)
     env = dict(
         os.environ,
         PYTHONPATH=str(workdir),  # the copy's package, not the installed checkout's
@@ -167,7 +169,22 @@ def rebuild(
         raise VerifyError(
             f"the offline rebuild failed (exit {proc.returncode}); log: {log}\n" + "\n".join(tail)
         )
-    return workdir / "results" / dataset / "numbers.json"
+    return workdir / (build or BuildPaths(dataset)).numbers
+
+
+def variant_overrides(build: BuildPaths, root: Path) -> list[str]:
+    """The overrides that made a variant (its ``variant.yaml``), to build it elsewhere."""
+    if build.variant is None:
+        return []
+    path = root / build.variant_file
+    if not path.is_file():
+        raise VerifyError(
+            f"{build.variant_file} is missing: the variant's overrides are unknown; build it "
+            "here first (snakemake --config overrides=...), which writes them"
+        )
+    described = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    dataset_keys = ("data=", "data.")
+    return [o for o in described.get("overrides", []) if not o.startswith(dataset_keys)]
 
 
 def verify(
@@ -178,21 +195,24 @@ def verify(
     numbers_only: bool = False,
     extra_overrides: list[str] | None = None,
     resolve_data_root: bool = True,
+    variant: str | None = None,
 ) -> NumberDiff:
-    """Rebuild ``dataset`` from scratch in a temporary copy of ``root`` and diff the numbers.
+    """Rebuild a build of ``dataset`` (its default one, or ``variant``) from scratch in a
+    temporary copy of ``root`` and diff the numbers.
 
     ``resolve_data_root`` adds ``data.root=<absolute>`` for raw data outside the repository.
     """
-    here = load_numbers(root / "results" / dataset / "numbers.json")
+    build = BuildPaths(dataset, variant)
+    here = load_numbers(root / build.numbers)
     tmp = Path(tempfile.mkdtemp(prefix="recenter-verify-"))
     try:
         workdir = tmp / root.name
         n = copy_sources(root, workdir)
         print(f"recenter verify: copied {n} source files to {workdir}", file=sys.stderr)
         overrides = data_root_override(dataset, root) if resolve_data_root else []
-        overrides += list(extra_overrides or [])
-        target = f"results/{dataset}/numbers.json" if numbers_only else None
-        rebuilt = rebuild(root, workdir, dataset, cores, target, overrides)
+        overrides += variant_overrides(build, root) + list(extra_overrides or [])
+        target = build.numbers if numbers_only else None
+        rebuilt = rebuild(root, workdir, dataset, cores, target, overrides, build)
         return diff_numbers(here, load_numbers(rebuilt))
     finally:
         if keep:
@@ -201,12 +221,56 @@ def verify(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def software_warnings(dataset: str, root: Path = REPO_ROOT) -> list[str]:
+@contextlib.contextmanager
+def revision_build(
+    root: Path,
+    rev: str,
+    build: BuildPaths,
+    cores: int = 2,
+    keep: bool = False,
+    resolve_data_root: bool = True,
+) -> Iterator[Path]:
+    """Build ``build`` as it was at commit ``rev``, offline, in a temporary git worktree of
+    that commit (its numbers only: ``numbers.json`` and the resamples beside it); yields the
+    built ``numbers.json``. A variant is built with the overrides recorded in this checkout
+    (its ``variant.yaml``); the worktree goes away afterwards unless ``keep``."""
+    tmp = Path(tempfile.mkdtemp(prefix="recenter-rev-"))
+    workdir = tmp / root.name
+    added = subprocess.run(
+        ["git", "worktree", "add", "--detach", str(workdir), rev],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if added.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise VerifyError(f"git worktree add {rev} failed: {added.stderr.strip()}")
+    try:
+        print(f"recenter: building {build.label} at {rev} in {workdir}", file=sys.stderr)
+        overrides = data_root_override(build.dataset, root) if resolve_data_root else []
+        overrides += variant_overrides(build, root)
+        yield rebuild(root, workdir, build.dataset, cores, build.numbers, overrides, build)
+    finally:
+        if keep:
+            print(f"recenter: kept the build of {rev} in {workdir}", file=sys.stderr)
+        else:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(workdir)],
+                cwd=root,
+                capture_output=True,
+            )
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def software_warnings(
+    dataset: str, root: Path = REPO_ROOT, variant: str | None = None
+) -> list[str]:
     """How the verifying environment differs from the one that built the numbers (a differing
     number may then come from the software, not the data or code)."""
-    path = root / "results" / dataset / "environment.json"
+    rel = BuildPaths(dataset, variant).environment
+    path = root / rel
     if not path.is_file():
-        return [f"results/{dataset}/environment.json is missing: the building software is unknown"]
+        return [f"{rel} is missing: the building software is unknown"]
     built = json.loads(path.read_text(encoding="utf-8"))
     return [
         f"this environment differs from the one that built the numbers: {d}"
@@ -215,7 +279,9 @@ def software_warnings(dataset: str, root: Path = REPO_ROOT) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", help="dataset config name (default: data.name of config)")
+    from analysis.paper.trace import add_build_arguments
+
+    add_build_arguments(parser)
     parser.add_argument("--cores", type=int, default=2, help="cores for the rebuild")
     parser.add_argument("--keep", action="store_true", help="keep the temporary rebuild")
     parser.add_argument(
@@ -230,10 +296,10 @@ def run(args: argparse.Namespace) -> int:
 
     root = args.repo
     dataset = args.dataset or default_dataset(root)
-    for line in software_warnings(dataset, root):
+    for line in software_warnings(dataset, root, args.variant):
         print(f"recenter verify: warning: {line}", file=sys.stderr)
     try:
-        diff = verify(dataset, root, args.cores, args.keep, args.numbers_only)
+        diff = verify(dataset, root, args.cores, args.keep, args.numbers_only, variant=args.variant)
     except (VerifyError, ValueError) as err:
         print(f"recenter verify: {err}", file=sys.stderr)
         return 2

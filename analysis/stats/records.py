@@ -53,6 +53,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 from scipy.special import ndtr, ndtri
 
+from analysis import resamples as kept
 from analysis.provenance import Record
 from analysis.stats.bootstrap import BootstrapResult
 from analysis.stats.intervals import Interval, clopper_pearson, finite_or_none
@@ -687,4 +688,7 @@ def _record(
         seed=reading.seed,
         extra=_plain(extra),
         text=None if estimable else NOT_ESTIMABLE,
+        # the resamples a percentile interval was read from, kept for paired differences
+        # between builds (``recenter diff``); a t interval of a design's variance has none
+        resamples=kept.Resamples.of(reading.part) if estimable and reading.part else None,
     )

@@ -19,12 +19,18 @@ import pytest
 from analysis.llm.store import iter_shard
 from analysis.workflow_config import ConfigError, call_store_root, compose_config
 from tests.cluster.local_slurm import ensure_packages
-from tests.conftest import fake_models_group, make_workflow_copy, run_snakemake
+from tests.conftest import build_paths, fake_models_group, make_workflow_copy, run_snakemake
 from tests.fake_server import FakeOpenAI
 
-TARGET = "results/bundled/stage2/votes/shards/fake-store.v1.0-of-1.parquet"
+#: the job's table, under the folder of this variant of the model calls (analysis/variants.py)
+TABLE = "stage2/votes/shards/fake-store.v1.0-of-1.parquet"
 SHARD = Path("data/calls/stage2_relevance/fake-store/0.jsonl")
 OVERRIDES = "stages.repair_attempts=0 stages.stage2.max_items_per_model=80"
+
+
+def _target(pod: Path, overrides: str) -> str:
+    paths = build_paths(*f"{overrides} {OVERRIDES}".split(), tier="calls", root=pod)
+    return paths.result(TABLE)
 
 
 def _run_in_pod(pod: Path, claim: Path, overrides: str) -> None:
@@ -36,7 +42,7 @@ def _run_in_pod(pod: Path, claim: Path, overrides: str) -> None:
         "fs",
         "--default-storage-prefix",
         str(claim),
-        TARGET,
+        _target(pod, overrides),
         "--config",
         f"overrides={overrides} {OVERRIDES}",
         timeout=900,
@@ -69,7 +75,8 @@ def test_calls_recorded_through_the_fs_storage_provider_land_on_the_claim(
         models = fake_models_group(pod, "fake-store", server.base_url)
         _run_in_pod(pod, claim, f"{models} llm=record")
         assert sum(server.served.values()) > 0
-    assert (claim / TARGET).is_file(), "the job's table did not reach the claim"
+    target = claim / _target(pod, f"{models} llm=record")
+    assert target.is_file(), "the job's table did not reach the claim"
     records = [record for _, record in iter_shard(claim / SHARD)]
     assert records and {r["executor"] for r in records} == {"direct"}
     assert not (pod / SHARD).parent.exists(), "calls were recorded into the pod's sources"
@@ -77,10 +84,10 @@ def test_calls_recorded_through_the_fs_storage_provider_land_on_the_claim(
 
     # another pod, the server gone: replay answers every call from the claim's store and
     # leaves it as it was
-    (claim / TARGET).unlink()
+    target.unlink()
     second = make_workflow_copy(tmp_path / "pod2" / "repo")
     fake_models_group(second, "fake-store", "http://127.0.0.1:9/v1")
     _run_in_pod(second, claim, f"{models} llm=replay")
-    assert (claim / TARGET).is_file()
+    assert target.is_file()
     assert (claim / SHARD).read_bytes() == recorded
     assert not (second / SHARD).parent.exists()

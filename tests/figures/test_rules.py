@@ -38,14 +38,16 @@ def test_figure_rules_are_generated_from_the_registry() -> None:
         assert part in RULES, f"figures.smk lacks {part!r}"
 
 
-def test_paper_order() -> None:
-    assert list(STUDY_FIGURES) == [
-        "pipeline",
-        "scorecard",
-        "attribute_quality",
-        "kappa_matrix",
-        "relevance_prf",
-        "ratings_by_generator",
-        "mention_effect",
-        "mention_habit_vs_bias",
-    ]
+def _figures_in_paper_order() -> list[str]:
+    """The figures the paper shows (``\\StudyFigure{name}``), in the order main.tex reads its
+    sections."""
+    paper = REPO_ROOT / "paper"
+    main = (paper / "main.tex").read_text(encoding="utf-8")
+    sections = re.findall(r"^\\input\{(sections/[\w-]+)\}", main, re.M)
+    text = "".join((paper / f"{s}.tex").read_text(encoding="utf-8") for s in sections)
+    return re.findall(r"\\StudyFigure(?:\[[^\]]*\])?\{(\w+)\}", text)
+
+
+def test_the_registry_is_in_paper_order_and_the_paper_shows_each_figure_once() -> None:
+    """The figure list comes from the registry; the paper must agree with it."""
+    assert _figures_in_paper_order() == list(STUDY_FIGURES)

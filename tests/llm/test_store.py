@@ -234,6 +234,24 @@ def test_usage_summary_counts_calls_tokens_cost_per_stage_and_model(
     assert frame["cost_usd"].tolist() == pytest.approx([16e-6, 24e-6])
 
 
+def test_usage_summary_of_one_prompt_version_counts_its_calls_only(
+    model: ModelSpec, store: Path, fast: ClientSettings
+) -> None:
+    """A prompt variant's calls share the shards with the default build's: each build counts
+    its own (the call-usage records; ``recenter calls --prompt-version``)."""
+    reqs = [ChatRequest.from_prompt(f"question {i}", custom_id=f"i{i}") for i in range(3)]
+    for version, n in (("v1", 3), ("v2", 2)):
+        run_calls(
+            model, reqs[:n], stage="s", store=store, mode="record", settings=fast,
+            progress=False, prompt_version=version,
+        )  # fmt: skip
+    assert usage_summary(store)["calls"].tolist() == [5]
+    assert usage_summary(store, "v1")["calls"].tolist() == [3]
+    v2 = usage_summary(store, "v2")
+    assert v2["calls"].tolist() == [2] and v2["latency_s"].tolist()[0] >= 0.0
+    assert usage_summary(store, "v9").empty
+
+
 def test_usage_summary_of_an_empty_store_has_the_columns(tmp_path: Path) -> None:
     frame = usage_summary(tmp_path / "nothing")
     assert frame.empty and "cost_usd" in frame.columns

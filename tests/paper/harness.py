@@ -13,11 +13,14 @@ import shutil
 from pathlib import Path
 
 from analysis import REPO_ROOT
+from analysis.resamples import resamples_path, write_resamples
 from tests.paper.fake_records import write_fake_records
 
 SNAKEFILE = '''
 from pathlib import Path
 
+from analysis.paths import BuildPaths
+from analysis.resamples import resamples_path
 from analysis.workflow_config import code_hash, compose_config, subtree
 
 # The folder is its own repository root (no git history: the claims say so).
@@ -28,13 +31,34 @@ CFG["data"]["name"] = "{dataset}"
 CFG["data"]["simulated"] = {simulated}
 CFG["llm"]["store"] = "data/calls"
 DATASET = CFG["data"]["name"]
-RESULTS = f"results/{{DATASET}}"
-FIGURES = f"figures/{{DATASET}}"
-LOGS = f"logs/{{DATASET}}"
-PAPER_GENERATED = f"paper/generated/{{DATASET}}"
-PAPER_BUILD = f"paper/build/{{DATASET}}"
+PATHS = BuildPaths(DATASET)
+RESULTS = PATHS.results
+FIGURES = PATHS.figures
+LOGS = CALL_LOGS = PATHS.logs
+PAPER_GENERATED = PATHS.paper_generated
+PAPER_BUILD = PATHS.paper_build
 RECORD_FILES = {records!r}
 FIGURE_FILES = {figures!r}
+
+
+def results(path):
+    return PATHS.result(path)
+
+
+def record_file(rule):
+    return PATHS.record_file(rule)
+
+
+def resample_file(rule):
+    return resamples_path(record_file(rule))
+
+
+def repo_file(path):
+    return path
+
+
+def owns(tier):
+    return True
 
 
 include: "{paper_smk}"
@@ -102,6 +126,8 @@ def make_paper_workdir(
     shutil.copytree(REPO_ROOT / "config" / "study", dest / "config" / "study")
     results = dest / "results" / "test"
     written = write_fake_records(results / "records", kind)
+    for path in written:  # handmade records keep no bootstrap resamples
+        write_resamples({}, resamples_path(path))
     records = [str(p.relative_to(dest)) for p in written]
     _call_store(dest / "data" / "calls")
     _data_summary(results / "tables" / "skipped_records.json")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis.stages.steps import CALL_STEPS
-from tests.conftest import REPO_ROOT, fake_models_group, run_snakemake
+from tests.conftest import REPO_ROOT, build_paths, fake_models_group, run_snakemake
 from tests.fake_server import FakeOpenAI
 
 MODEL_RULES = {
@@ -19,16 +19,16 @@ MODEL_RULES = {
     "model_preference_ratings",
     "model_control_ratings",
 }
-TARGET = "results/{d}/parse_failures.parquet"
 
 
 def _planned(*overrides: str) -> dict[str, int]:
-    dataset = "annotation_tool" if "data=annotation_tool" in overrides else "bundled"
+    # a configuration other than the dataset's default writes under its own variant folder
+    target = build_paths(*overrides, tier="calls").result("parse_failures.parquet")
     proc = run_snakemake(
         REPO_ROOT,
         "-n",
         "--forceall",
-        TARGET.format(d=dataset),
+        target,
         "--config",
         f"overrides=[{','.join(overrides)}]",
         timeout=600,
@@ -75,18 +75,19 @@ def test_a_replay_miss_in_a_rule_prints_the_runs_own_overrides(tmp_path) -> None
 
     work = make_workflow_copy(tmp_path / "repo")
     overrides = f"llm.store={tmp_path / 'empty-store'} stages.stage2.vote_max_tokens=7"
+    calls = build_paths(*overrides.split(), tier="calls")  # a variant of the model calls
     proc = run_snakemake(
         work,
         "--cores",
         "1",
-        "results/bundled/stage2/votes/smollm2-135m.v1.parquet",
+        calls.result("stage2/votes/smollm2-135m.v1.parquet"),
         "--config",
         f"overrides={overrides}",
         check=False,
         timeout=600,
     )
     assert proc.returncode != 0
-    log = (work / "logs/bundled/model_relevance_votes.smollm2-135m.0.log").read_text()
+    log = (work / calls.logs / "model_relevance_votes.smollm2-135m.0.log").read_text()
     assert "ReplayMiss" in log
     command = re.search(r'snakemake --cores all --config overrides="([^"]+)"', log)
     assert command, log[-2000:]
@@ -108,11 +109,12 @@ def test_a_rule_run_with_the_batch_executor_submits_a_batch(tmp_path: Path) -> N
             f"{models} llm=record llm.executor=batch llm.batch_poll_s=0.1 llm.store={store} "
             "stages.repair_attempts=0 stages.stage2.max_items_per_model=80"
         )
+        calls = build_paths(*overrides.split(), tier="calls", root=work)
         run_snakemake(
             work,
             "--cores",
             "1",
-            "results/bundled/stage2/votes/shards/fake-batch.v1.0-of-1.parquet",
+            calls.result("stage2/votes/shards/fake-batch.v1.0-of-1.parquet"),
             "--config",
             f"overrides={overrides}",
             timeout=600,

@@ -25,7 +25,7 @@ def figure_output(name, kind):
 for _figure_name, _figure in STUDY_FIGURES.items():
 
     rule:
-        """One figure of the paper (description set from the registry)."""
+        f"""{_figure.doc}"""
         name:
             f"{_figure_name}_figure"
         input:
@@ -48,5 +48,4 @@ for _figure_name, _figure in STUDY_FIGURES.items():
         script:
             "../scripts/figure.py"
 
-    workflow.get_rule(f"{_figure_name}_figure").docstring = _figure.doc
     FIGURE_FILES.append(f"{FIGURES}/{_figure_name}.pdf")

@@ -14,6 +14,7 @@ rule attribute_verifier:
         reason_embeddings=results("embeddings/reasons.parquet"),
     output:
         records=record_file("attribute_verifier"),
+        resamples=resample_file("attribute_verifier"),
         model=results("models/attribute_verifier.joblib"),
         predictions=results("stage1/verifier_predictions.parquet"),
     log:
@@ -42,6 +43,7 @@ rule relevance_classifier:
         attribute_embeddings=results("embeddings/attributes.parquet"),
     output:
         records=record_file("relevance_classifier"),
+        resamples=resample_file("relevance_classifier"),
         model=results("models/relevance_classifier.joblib"),
         predictions=results("stage2/classifier_predictions.parquet"),
     log:
@@ -69,6 +71,7 @@ rule reward_models:
         prompt_embeddings=results("embeddings/prompts.parquet"),
     output:
         records=record_file("reward_models"),
+        resamples=resample_file("reward_models"),
         model=results("models/reward_models.joblib"),
         predictions=results("stage3/reward_model_predictions.parquet"),
     log:

@@ -5,9 +5,11 @@
 # papers sit side by side. Included last: RECORD_FILES and FIGURE_FILES are complete by the time
 # the rules below read them.
 
-from pathlib import Path as _Path
+import os
 
+from analysis.data import resolve_root as _resolve_root
 from analysis.llm.store import iter_store as _iter_store
+from analysis.workflow_config import MEMBER_KEY as _MEMBER_KEY
 from analysis.paper.plan_history import plan_revision as _plan_revision
 from analysis.paper.plan_history import study_file as _study_file
 from analysis.paper.tables import TABLE_NAMES as _TABLE_NAMES
@@ -15,56 +17,67 @@ from analysis.software import package_fingerprint as _package_fingerprint
 
 #: the hand-written paper sources (the generated ones are listed per rule below)
 PAPER_TEX = [
-    "paper/main.tex",
-    *sorted(str(p) for p in _Path("paper/sections").glob("*.tex")),
+    repo_file("paper/main.tex"),
+    *sorted(
+        repo_file(f"paper/sections/{p.name}")
+        for p in (REPO / "paper/sections").glob("*.tex")
+    ),
 ]
-PAPER_SOURCES = [*PAPER_TEX, "paper/refs.bib"]
+PAPER_SOURCES = [*PAPER_TEX, repo_file("paper/refs.bib")]
 PAPER_TABLES = [f"{PAPER_GENERATED}/tables/{name}.tex" for name in _TABLE_NAMES]
 #: the simulated world's truth-vs-estimate table (a sentence on real data; rule below)
 VALIDATION_TABLE = f"{PAPER_GENERATED}/tables/validation.tex"
-CALL_SHARDS = [str(p) for _, _, p in _iter_store(CFG["llm"]["store"])]
+CALL_SHARDS = [
+    os.path.relpath(p)
+    for _, _, p in _iter_store(_resolve_root(CFG["llm"]["store"], REPO))
+]
 #: the analysis plan: the claims and the study file with its margins (rule `claims` prints
 #: when each threshold last changed, from git history; only that rule reads the history)
 STUDY_FILE = _study_file(REPO, CFG["study"]["name"])
 PLAN_FILES = ["paper/claims.yaml", STUDY_FILE]
 
 
-rule call_usage:
-    """Calls, tokens and cost of the model calls in the call store, per stage and model."""
-    input:
-        shards=CALL_SHARDS,
-    output:
-        records=f"{RESULTS}/records/call_usage.json",
-        status=f"{RESULTS}/paper/call_usage.json",
-    log:
-        f"{LOGS}/call_usage.log",
-    benchmark:
-        f"{LOGS}/benchmarks/call_usage.tsv"
-    resources:
-        mem_mb=1000,
-    params:
-        cfg=subtree(CFG, "llm.store"),
-        code=code_hash(
-            "analysis.paper.call_usage", "analysis.provenance", "analysis.llm"
-        ),
-    script:
-        "../scripts/call_usage.py"
+if owns("calls"):
+
+    rule call_usage:
+        """Calls, tokens and cost of this build's model calls (its prompt version's) in the call store, per stage and model."""
+        input:
+            shards=CALL_SHARDS,
+        output:
+            records=record_file("call_usage"),
+            resamples=resample_file("call_usage"),
+            status=results("paper/call_usage.json"),
+        log:
+            f"{CALL_LOGS}/call_usage.log",
+        benchmark:
+            f"{CALL_LOGS}/benchmarks/call_usage.tsv"
+        resources:
+            mem_mb=1000,
+        params:
+            cfg=subtree(CFG, "llm.store", "prompts.version"),
+            code=code_hash(
+                "analysis.paper.call_usage", "analysis.provenance", "analysis.llm"
+            ),
+        script:
+            "../scripts/call_usage.py"
 
 
-RECORD_FILES.append(f"{RESULTS}/records/call_usage.json")
+RECORD_FILES.append(record_file("call_usage"))
 
 
 rule numbers:
-    """Every record merged into numbers.json and rendered as one LaTeX macro per key."""
+    """Every record merged into numbers.json and rendered as one LaTeX macro per key; the records' bootstrap resamples merged beside it."""
     input:
         records=RECORD_FILES,
+        resamples=[resamples_path(f) for f in RECORD_FILES],
     output:
         json=report(
-            f"{RESULTS}/numbers.json",
+            PATHS.numbers,
             caption="../report/numbers.rst",
             category="Numbers and claims",
         ),
         tex=f"{PAPER_GENERATED}/numbers.tex",
+        resamples=PATHS.resamples,
     log:
         f"{LOGS}/numbers.log",
     benchmark:
@@ -73,7 +86,10 @@ rule numbers:
         mem_mb=500,
     params:
         code=code_hash(
-            "analysis.provenance", "analysis.paper.macros", "analysis.paper.latex"
+            "analysis.provenance",
+            "analysis.resamples",
+            "analysis.paper.macros",
+            "analysis.paper.latex",
         ),
     script:
         "../scripts/numbers.py"
@@ -82,7 +98,7 @@ rule numbers:
 rule dataset_description:
     """Which dataset built this PDF, whether it is simulated, and every rater found in it."""
     input:
-        summary=f"{RESULTS}/tables/skipped_records.json",
+        summary=results("tables/skipped_records.json"),
     output:
         tex=f"{PAPER_GENERATED}/dataset.tex",
     log:
@@ -101,8 +117,8 @@ rule dataset_description:
 rule paper_tables:
     """The paper's booktabs tables, every cell a record (agreement, models, judges, usage)."""
     input:
-        numbers=f"{RESULTS}/numbers.json",
-        usage=f"{RESULTS}/paper/call_usage.json",
+        numbers=PATHS.numbers,
+        usage=results("paper/call_usage.json"),
     output:
         tables=PAPER_TABLES,
     log:
@@ -123,7 +139,7 @@ rule paper_tables:
 rule validation_table:
     """The simulated world's table 'what the simulation put in, what the pipeline recovered'."""
     input:
-        numbers=f"{RESULTS}/numbers.json",
+        numbers=PATHS.numbers,
     output:
         tex=VALIDATION_TABLE,
     log:
@@ -141,12 +157,12 @@ rule validation_table:
 rule claims:
     """The paper's qualitative claims checked against the records (an unsupported one stops the build), with the margins of the scorecard and when each threshold last changed."""
     input:
-        numbers=f"{RESULTS}/numbers.json",
-        claims="paper/claims.yaml",
-        study=STUDY_FILE,
+        numbers=PATHS.numbers,
+        claims=repo_file("paper/claims.yaml"),
+        study=repo_file(STUDY_FILE),
     output:
         json=report(
-            f"{RESULTS}/claims.json",
+            results("claims.json"),
             caption="../report/claims.rst",
             category="Numbers and claims",
         ),
@@ -183,7 +199,7 @@ rule software_environment:
         figures=FIGURE_FILES,
         sources=PAPER_SOURCES,
     output:
-        environment=f"{RESULTS}/environment.json",
+        environment=PATHS.environment,
         tex=f"{PAPER_GENERATED}/build.tex",
     log:
         f"{LOGS}/software_environment.log",
@@ -200,7 +216,7 @@ rule software_environment:
 rule provenance_appendix:
     """'Where every number comes from': the short appendix's generated paragraph (what the PDF prints, where its audit site is) and each figure's caption link."""
     input:
-        numbers=f"{RESULTS}/numbers.json",
+        numbers=PATHS.numbers,
         text=PAPER_TEX,
         tables=[*PAPER_TABLES, VALIDATION_TABLE],
         claims=f"{PAPER_GENERATED}/claims.tex",
@@ -230,7 +246,7 @@ rule provenance_appendix:
 rule paper_pdf:
     """The paper compiled offline by latexmk (pdflatex + bibtex), byte-stable via SOURCE_DATE_EPOCH."""
     input:
-        main="paper/main.tex",
+        main=repo_file("paper/main.tex"),
         sources=PAPER_SOURCES,
         numbers=f"{PAPER_GENERATED}/numbers.tex",
         dataset=f"{PAPER_GENERATED}/dataset.tex",
@@ -263,18 +279,24 @@ rule paper_pdf:
 
 
 #: each rule's description, for the site's rule pages (every rule is defined by now but the
-#: Snakefile's own, which write no record)
-RULE_DOCS = {r.name: r.docstring or "" for r in workflow.rules}
+#: Snakefile's own, which write no record), by the name the records give it: a sweep member's
+#: own rules without its prefix, not the other members' (rules/sweep.smk)
+_PREFIX = (config.get(_MEMBER_KEY) or {}).get("prefix", "")
+RULE_DOCS = {
+    r.name.removeprefix(_PREFIX): r.docstring or ""
+    for r in workflow.rules
+    if r.name.startswith(_PREFIX) or not _PREFIX
+}
 
 
 rule audit_site:
     """The audit site beside the PDF: one page per number (interval, design, inputs, lineage, config, code, model calls, citing sentences), searchable offline."""
     input:
-        numbers=f"{RESULTS}/numbers.json",
-        claims=f"{RESULTS}/claims.json",
-        scorecard=f"{RESULTS}/scorecard.csv",
-        software=f"{RESULTS}/environment.json",
-        sources=f"{RESULTS}/tables/sources.json",
+        numbers=PATHS.numbers,
+        claims=results("claims.json"),
+        scorecard=results("scorecard.csv"),
+        software=PATHS.environment,
+        sources=results("tables/sources.json"),
         text=PAPER_TEX,
         tables=[*PAPER_TABLES, VALIDATION_TABLE],
         figures=FIGURE_FILES,
@@ -283,7 +305,7 @@ rule audit_site:
         # the text macros and switches the PDF expands (the dataset's nouns, simulated or not)
         macros=[f"{PAPER_GENERATED}/dataset.tex", f"{PAPER_GENERATED}/numbers.tex"],
     output:
-        site=directory(f"{PAPER_BUILD}/site"),
+        site=directory(PATHS.site),
         # the same site as one file: Snakemake's HTML report embeds no folder
         archive=report(
             f"{PAPER_BUILD}/site.zip", caption="../report/site.rst", category="Paper"

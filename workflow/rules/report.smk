@@ -33,7 +33,7 @@ rule rule_runtimes:
     input:
         pdf=f"{PAPER_BUILD}/paper.pdf",
         site=f"{PAPER_BUILD}/site",
-        config=f"{RESULTS}/config.yaml",
+        config=PATHS.config,
         scorecard=results("report/scorecard.html"),
     output:
         html=report(
@@ -50,7 +50,8 @@ rule rule_runtimes:
         mem_mb=300,
     params:
         cfg=subtree(CFG, "data.name"),
-        benchmarks=f"{LOGS}/benchmarks",
+        # every tier's: a variant's jobs log where they write (analysis/variants.py)
+        benchmarks=sorted({VARIANT.paths(tier).benchmarks for tier in TIERS}),
         code=code_hash("analysis.paper.report_tables"),
     script:
         "../scripts/rule_runtimes.py"

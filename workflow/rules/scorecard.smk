@@ -11,6 +11,7 @@ rule scorecard:
         records=list(RECORD_FILES),
     output:
         records=record_file("scorecard"),
+        resamples=resample_file("scorecard"),
         csv=results("scorecard.csv"),
     log:
         f"{LOGS}/scorecard.log",

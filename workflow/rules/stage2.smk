@@ -3,24 +3,26 @@
 # and are scored on the others, beside the all-positive rule.
 
 
-rule relevance_votes:
-    """Stage-2 votes the statistics read: imported votes plus each workflow model's votes."""
-    input:
-        votes=results("tables/relevance_votes.parquet"),
-        models=call_tables("model_relevance_votes"),
-    output:
-        table=results("stage2/relevance_votes.parquet"),
-    log:
-        f"{LOGS}/relevance_votes.log",
-    benchmark:
-        f"{LOGS}/benchmarks/relevance_votes.tsv"
-    resources:
-        mem_mb=1000,
-    params:
-        cfg=subtree(CFG, "prompts.version"),
-        code=code_hash("analysis.stages", "analysis.data.schemas"),
-    script:
-        "../scripts/relevance_votes.py"
+if owns("calls"):
+
+    rule relevance_votes:
+        """Stage-2 votes the statistics read: imported votes plus each workflow model's votes."""
+        input:
+            votes=results("tables/relevance_votes.parquet"),
+            models=call_tables("model_relevance_votes"),
+        output:
+            table=results("stage2/relevance_votes.parquet"),
+        log:
+            f"{CALL_LOGS}/relevance_votes.log",
+        benchmark:
+            f"{CALL_LOGS}/benchmarks/relevance_votes.tsv"
+        resources:
+            mem_mb=1000,
+        params:
+            cfg=subtree(CFG, "prompts.version"),
+            code=code_hash("analysis.stages", "analysis.data.schemas"),
+        script:
+            "../scripts/relevance_votes.py"
 
 
 rule baseline_votes:
@@ -34,6 +36,7 @@ rule baseline_votes:
     output:
         table=results("stage2/baseline_votes.parquet"),
         records=record_file("baseline_votes"),
+        resamples=resample_file("baseline_votes"),
     log:
         f"{LOGS}/baseline_votes.log",
     benchmark:

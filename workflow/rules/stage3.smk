@@ -5,48 +5,52 @@
 JUDGES = step_models("model_preference_ratings")
 
 
-rule responses:
-    """Stage-3 responses the statistics read: imported ones plus each workflow generator's."""
-    input:
-        responses=results("tables/responses.parquet"),
-        models=call_tables("model_responses"),
-    output:
-        table=results("stage3/responses.parquet"),
-    log:
-        f"{LOGS}/responses.log",
-    benchmark:
-        f"{LOGS}/benchmarks/responses.tsv"
-    resources:
-        mem_mb=1000,
-    params:
-        cfg=subtree(CFG, "prompts.version"),
-        code=code_hash("analysis.stages", "analysis.data.schemas"),
-    script:
-        "../scripts/responses.py"
+if owns("calls"):
+
+    rule responses:
+        """Stage-3 responses the statistics read: imported ones plus each workflow generator's."""
+        input:
+            responses=results("tables/responses.parquet"),
+            models=call_tables("model_responses"),
+        output:
+            table=results("stage3/responses.parquet"),
+        log:
+            f"{CALL_LOGS}/responses.log",
+        benchmark:
+            f"{CALL_LOGS}/benchmarks/responses.tsv"
+        resources:
+            mem_mb=1000,
+        params:
+            cfg=subtree(CFG, "prompts.version"),
+            code=code_hash("analysis.stages", "analysis.data.schemas"),
+        script:
+            "../scripts/responses.py"
 
 
-rule preference_ratings:
-    """Stage-3 ratings the statistics read: imported human and judge ratings plus workflow judges."""
-    input:
-        ratings=results("tables/preference_ratings.parquet"),
-        models=call_tables("model_preference_ratings"),
-    output:
-        table=results("stage3/preference_ratings.parquet"),
-    log:
-        f"{LOGS}/preference_ratings.log",
-    benchmark:
-        f"{LOGS}/benchmarks/preference_ratings.tsv"
-    resources:
-        mem_mb=1000,
-    params:
-        cfg=subtree(CFG, "prompts.version"),
-        code=code_hash("analysis.stages", "analysis.data.schemas"),
-    script:
-        "../scripts/preference_ratings.py"
+if owns("calls"):
+
+    rule preference_ratings:
+        """Stage-3 ratings the statistics read: imported human and judge ratings plus workflow judges."""
+        input:
+            ratings=results("tables/preference_ratings.parquet"),
+            models=call_tables("model_preference_ratings"),
+        output:
+            table=results("stage3/preference_ratings.parquet"),
+        log:
+            f"{CALL_LOGS}/preference_ratings.log",
+        benchmark:
+            f"{CALL_LOGS}/benchmarks/preference_ratings.tsv"
+        resources:
+            mem_mb=1000,
+        params:
+            cfg=subtree(CFG, "prompts.version"),
+            code=code_hash("analysis.stages", "analysis.data.schemas"),
+        script:
+            "../scripts/preference_ratings.py"
 
 
 rule explicit_mentions:
-    """Whether each response mentions each of its slot attributes outright (local detector)."""
+    """Whether each response mentions each of its slot attributes outright (local detector), and the detector's own records."""
     input:
         responses=results("stage3/responses.parquet"),
         ratings=results("stage3/preference_ratings.parquet"),
@@ -55,6 +59,7 @@ rule explicit_mentions:
     output:
         table=results("stage3/mentions.parquet"),
         records=record_file("explicit_mentions"),
+        resamples=resample_file("explicit_mentions"),
     log:
         f"{LOGS}/explicit_mentions.log",
     benchmark:
@@ -80,6 +85,7 @@ rule control_ratings:
     output:
         table=results("stage3/controls.parquet"),
         records=record_file("control_ratings"),
+        resamples=resample_file("control_ratings"),
     log:
         f"{LOGS}/control_ratings.log",
     benchmark:
@@ -104,31 +110,34 @@ MODEL_CALL_OUTPUTS = [
 ]
 
 
-rule parse_failures:
-    """Items per model and stage whose output stayed unreadable after one repair request."""
-    input:
-        tables=[path for _, _, path in MODEL_CALL_OUTPUTS],
-    output:
-        table=results("parse_failures.parquet"),
-        records=record_file("parse_failures"),
-    log:
-        f"{LOGS}/parse_failures.log",
-    benchmark:
-        f"{LOGS}/benchmarks/parse_failures.tsv"
-    resources:
-        mem_mb=500,
-    params:
-        cfg=subtree(
-            CFG,
-            "stages.caveats",
-            "stages.repair_attempts",
-            "prompts.version",
-            "llm.store",
-        ),
-        outputs=[list(o) for o in MODEL_CALL_OUTPUTS],
-        code=code_hash("analysis.stages"),
-    script:
-        "../scripts/parse_failures.py"
+if owns("calls"):
+
+    rule parse_failures:
+        """Items per model and stage whose output stayed unreadable after one repair request."""
+        input:
+            tables=[path for _, _, path in MODEL_CALL_OUTPUTS],
+        output:
+            table=results("parse_failures.parquet"),
+            records=record_file("parse_failures"),
+            resamples=resample_file("parse_failures"),
+        log:
+            f"{CALL_LOGS}/parse_failures.log",
+        benchmark:
+            f"{CALL_LOGS}/benchmarks/parse_failures.tsv"
+        resources:
+            mem_mb=500,
+        params:
+            cfg=subtree(
+                CFG,
+                "stages.caveats",
+                "stages.repair_attempts",
+                "prompts.version",
+                "llm.store",
+            ),
+            outputs=[list(o) for o in MODEL_CALL_OUTPUTS],
+            code=code_hash("analysis.stages"),
+        script:
+            "../scripts/parse_failures.py"
 
 
 RECORD_FILES.append(record_file("parse_failures"))

@@ -9,6 +9,7 @@ rule stage1_statistics:
         users=results("tables/users.parquet"),
     output:
         records=record_file("stage1_statistics"),
+        resamples=resample_file("stage1_statistics"),
     log:
         f"{LOGS}/stage1_statistics.log",
     benchmark:
@@ -31,6 +32,7 @@ rule stage2_statistics:
         votes=results("stage2/relevance_votes.parquet"),
     output:
         records=record_file("stage2_statistics"),
+        resamples=resample_file("stage2_statistics"),
         kappa_matrix=results("stage2/kappa_matrix.parquet"),
     log:
         f"{LOGS}/stage2_statistics.log",
@@ -56,6 +58,7 @@ rule stage3_statistics:
         mentions=results("stage3/mentions.parquet"),
     output:
         records=record_file("stage3_statistics"),
+        resamples=resample_file("stage3_statistics"),
     log:
         f"{LOGS}/stage3_statistics.log",
     benchmark:

@@ -24,10 +24,11 @@ if TRUTH_FILE.is_file():
                     "stage3_statistics",
                 )
             ],
-            truth=os.path.relpath(TRUTH_FILE, REPO),
-            worlds=[os.path.relpath(COVERAGE_WORLDS, REPO)] if WITH_COVERAGE else [],
+            truth=os.path.relpath(TRUTH_FILE),
+            worlds=[os.path.relpath(COVERAGE_WORLDS)] if WITH_COVERAGE else [],
         output:
             records=record_file("validation"),
+            resamples=resample_file("validation"),
         log:
             f"{LOGS}/validation_records.log",
         benchmark:

@@ -5,7 +5,7 @@ from analysis.settings import BaselinesConfig, from_params
 from analysis.stages.baselines import baseline_step
 from analysis.stages.embeddings import read_embedding_table
 from analysis.stats.settings import StatsSettings
-from analysis.workflow_io import read, rule_logging, write
+from analysis.workflow_io import read, rule_logging, rule_name, write
 
 with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg
@@ -24,7 +24,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=snakemake.input,
         config=snakemake.params.cfg,
     )

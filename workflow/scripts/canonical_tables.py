@@ -8,7 +8,7 @@ from analysis.data import read_dataset, resolve_root
 from analysis.data.canonical import write_skipped_report, write_tables
 from analysis.data.summary import dataset_size_records
 from analysis.provenance import dump_json, input_hashes, write_records
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import rule_logging, rule_name
 
 with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg  # only the keys that decide the tables: a new word reruns nothing
@@ -32,7 +32,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=snakemake.input.raw,
         config=snakemake.params.cfg,
     )

@@ -3,7 +3,7 @@
 from analysis.provenance import write_records
 from analysis.stages.controls import combine_controls
 from analysis.stats.settings import StatsSettings
-from analysis.workflow_io import read, rule_logging, write
+from analysis.workflow_io import read, rule_logging, rule_name, write
 
 with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg
@@ -17,7 +17,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=snakemake.input,
         config=snakemake.params.cfg,
     )

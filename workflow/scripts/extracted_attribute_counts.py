@@ -2,7 +2,7 @@
 
 from analysis.provenance import write_records
 from analysis.stages.merging import count_records
-from analysis.workflow_io import read, rule_logging
+from analysis.workflow_io import read, rule_logging, rule_name
 
 with rule_logging(snakemake) as log:
     merged = [read(p) for p in snakemake.input.merged]
@@ -13,7 +13,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=snakemake.input,
         config=snakemake.params.cfg,
     )

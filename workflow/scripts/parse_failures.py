@@ -2,7 +2,7 @@
 
 from analysis.provenance import write_records
 from analysis.stages.combine import call_counts, parse_failure_records, parse_failure_table
-from analysis.workflow_io import read, rule_logging, write
+from analysis.workflow_io import read, rule_logging, rule_name, write
 
 with rule_logging(snakemake) as log:
     outputs = [(stage, model, read(path)) for stage, model, path in snakemake.params.outputs]
@@ -12,7 +12,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=snakemake.input,
         config=snakemake.params.cfg,
         calls=call_counts(table, snakemake.params.cfg["llm.store"]),

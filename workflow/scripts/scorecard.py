@@ -5,7 +5,7 @@ from pathlib import Path
 from analysis.paper.scorecard import scorecard_csv, scorecard_records, scorecard_rows
 from analysis.provenance import merge_record_files, write_records
 from analysis.settings import StudyConfig, from_params
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import rule_logging, rule_name
 
 with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg
@@ -16,7 +16,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=list(snakemake.input.records),
         config=cfg,
     )

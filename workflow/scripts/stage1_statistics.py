@@ -5,7 +5,7 @@ import pandas as pd
 from analysis.provenance import write_records
 from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage1 import stage1_records
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import rule_logging, rule_name
 
 with rule_logging(snakemake) as log:
     judgments = pd.read_parquet(snakemake.input.judgments)
@@ -14,7 +14,7 @@ with rule_logging(snakemake) as log:
     write_records(
         records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=list(snakemake.input),
         config=snakemake.params.cfg,
     )

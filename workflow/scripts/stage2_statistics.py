@@ -5,7 +5,7 @@ import pandas as pd
 from analysis.provenance import write_records
 from analysis.stats.settings import StatsSettings
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import rule_logging, rule_name
 
 with rule_logging(snakemake) as log:
     votes = pd.read_parquet(snakemake.input.votes)
@@ -13,7 +13,7 @@ with rule_logging(snakemake) as log:
     write_records(
         result.records,
         snakemake.output.records,
-        rule=snakemake.rule,
+        rule=rule_name(snakemake),
         inputs=list(snakemake.input),
         config=snakemake.params.cfg,
     )

@@ -10,7 +10,7 @@ from analysis.paper.validation import (
     validation_records,
 )
 from analysis.provenance import write_records
-from analysis.workflow_io import rule_logging
+from analysis.workflow_io import rule_logging, rule_name
 
 with rule_logging(snakemake) as log:
     estimates = {}
@@ -21,6 +21,6 @@ with rule_logging(snakemake) as log:
     for path in snakemake.input.worlds:
         records += coverage_records(read_coverage_worlds(path))
     write_records(
-        records, snakemake.output.records, rule=snakemake.rule, inputs=list(snakemake.input)
+        records, snakemake.output.records, rule=rule_name(snakemake), inputs=list(snakemake.input)
     )
     log.info("%d validation records", len(records))

@@ -1,0 +1,662 @@
+"""``recenter diff A B``: what changed between two builds, with an interval for each change.
+
+The sides are two variants, a variant and the default build, two ``numbers.json`` files, or
+two commits (``--rev``, each built offline in a temporary worktree as ``recenter verify``
+does, or read from their committed outputs). Every key is listed with both values and the
+change. Where both sides share the data and the resampling design, their bootstrap resamples
+are the same draws (equal resample-weight digests, ``analysis.resamples``), so the change
+itself has a paired interval and a two-sided p-value from the same resamples
+(:func:`analysis.stats.bootstrap.paired_difference`, percentile interval, the p-value that
+inverts it); a build diffed with itself gives 0 [0, 0]. Where they cannot be paired (other
+data, another design, another number of resamples, an analytic interval) the row says why and
+shows the two intervals. Output: a terminal table, markdown (the audit site's page) or JSON.
+
+It is also the refactor check (``recenter numbers-diff``, the old name, is an alias): a change
+that should keep the numbers rebuilds before and after and compares every reported field;
+provenance fields (code and config hashes, input hashes, rule names) may change, the reported
+quantities may not, and the command exits 1 when any differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from analysis.paths import BuildPaths, list_variants
+from analysis.provenance import RecordError, load_numbers
+from analysis.resamples import Resamples, read_resamples, resamples_path
+
+#: The fields of a record that the paper shows; everything else is provenance.
+REPORTED_FIELDS: tuple[str, ...] = ("value", "ci_low", "ci_high", "n", "display")
+#: Shown too, but compared only where both files carry it: records written before the field
+#: existed have none, and gaining it is no change of a number.
+COMPARED_WHEN_BOTH: tuple[str, ...] = ("ci_level",)
+
+
+@dataclass(frozen=True)
+class NumberChange:
+    """One key whose reported fields differ, and whether the change is allowed."""
+
+    key: str
+    field: str
+    old: Any
+    new: Any
+    allowed: bool
+    why: str = ""
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def compare_numbers(
+    old: dict[str, dict[str, Any]],
+    new: dict[str, dict[str, Any]],
+    *,
+    ci_width_tolerance: float = 0.0,
+    tolerant_keys: frozenset[str] | None = None,
+) -> tuple[list[str], list[str], list[NumberChange]]:
+    """(keys only in ``old``, keys only in ``new``, changed fields).
+
+    A CI bound (and the display, which may print it) of a key in ``tolerant_keys`` (all keys
+    when ``None``) may move by less than ``ci_width_tolerance`` times the old interval's width
+    with value and n unchanged: the allowance for intervals whose bootstrap engine was merged.
+    """
+    removed = sorted(set(old) - set(new))
+    added = sorted(set(new) - set(old))
+    changes: list[NumberChange] = []
+    for key in sorted(set(old) & set(new)):
+        a, b = old[key], new[key]
+        moved = [f for f in REPORTED_FIELDS if not _same(a.get(f), b.get(f))]
+        moved += [
+            f for f in COMPARED_WHEN_BOTH if f in a and f in b and not _same(a.get(f), b.get(f))
+        ]
+        if not moved:
+            continue
+        core_same = _same(a.get("value"), b.get("value")) and _same(a.get("n"), b.get("n"))
+        width = (
+            (a["ci_high"] - a["ci_low"])
+            if a.get("ci_low") is not None and a.get("ci_high") is not None
+            else None
+        )
+        eligible = (
+            ci_width_tolerance > 0
+            and core_same
+            and width is not None
+            and (tolerant_keys is None or key in tolerant_keys)
+        )
+        for f in moved:
+            allowed, why = False, ""
+            if eligible and f in ("ci_low", "ci_high") and b.get(f) is not None:
+                shift = abs(b[f] - a[f])
+                allowed = shift < ci_width_tolerance * width
+                why = f"bound moved {shift:.4g} = {shift / width:.1%} of the interval's width"
+            elif eligible and f == "display":
+                allowed, why = True, "display of a tolerated interval"
+            changes.append(NumberChange(key, f, a.get(f), b.get(f), allowed, why))
+    return removed, added, changes
+
+
+# ---------------------------------------------------------------- the two sides
+
+
+class DiffError(ValueError):
+    """A side cannot be read or built; the message says which and what to do."""
+
+
+@dataclass
+class Side:
+    """One build's numbers, its records' resamples and its resolved config."""
+
+    label: str
+    numbers: dict[str, dict[str, Any]]
+    resamples: dict[str, Resamples] = field(default_factory=dict)
+    config: dict[str, Any] | None = None
+    source: str = ""
+    #: where the build lives in the checkout (None: a file given by path, or a commit's)
+    build: BuildPaths | None = None
+
+
+def _read_yaml(path: Path) -> dict[str, Any] | None:
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def read_side(numbers: Path, label: str | None = None) -> Side:
+    """A build from its ``numbers.json``, with the resamples and config beside it when kept."""
+    numbers = Path(numbers)
+    res = Path(resamples_path(numbers))
+    return Side(
+        label=label or str(numbers),
+        numbers=load_numbers(numbers),
+        resamples=read_resamples(res) if res.is_file() else {},
+        config=_read_yaml(numbers.parent / "config.yaml"),
+        source=str(numbers),
+    )
+
+
+def build_of(spec: str, dataset: str, root: Path) -> BuildPaths:
+    """The build a side names: ``default``, a variant of ``dataset``, or ``<dataset>:<variant>``
+    (``<dataset>:default`` for another dataset's default build)."""
+    if ":" in spec:
+        dataset, spec = spec.split(":", 1)
+    if spec in ("default", ""):
+        return BuildPaths(dataset)
+    build = BuildPaths(dataset, spec)
+    if not (root / build.numbers).is_file() and not (root / build.config).is_file():
+        known = list_variants(root, dataset)
+        raise DiffError(
+            f"no variant '{spec}' of dataset {dataset} in {root} ({build.results} does not "
+            f"exist); variants built there: {', '.join(known) or 'none'}; 'default' is the "
+            "dataset's default build, a path names a numbers.json"
+        )
+    return build
+
+
+def side_from_spec(spec: str, dataset: str | None, root: Path) -> Side:
+    """A side given on the command line: a path to a ``numbers.json`` or to a build's results
+    folder, else a build name (:func:`build_of`) of ``dataset`` (default: the config's) in the
+    checkout ``root``."""
+    path = Path(spec)
+    if path.is_dir() and (path / "numbers.json").is_file():
+        path = path / "numbers.json"
+    if path.is_file():
+        return read_side(path, spec)
+    if dataset is None:
+        from analysis.paper.trace import default_dataset
+
+        dataset = default_dataset(root)
+    build = build_of(spec, dataset, root)
+    try:
+        side = read_side(root / build.numbers, build.label)
+    except RecordError as err:
+        raise DiffError(f"{build.label}: {err}") from err
+    side.build = build
+    return side
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+
+
+def committed_side(root: Path, rev: str, build: BuildPaths) -> Side | None:
+    """A build's outputs as committed at ``rev`` (``git show``), or None when not committed."""
+    shown = _git(root, "show", f"{rev}:{build.numbers}")
+    if shown.returncode != 0:
+        return None
+    numbers = json.loads(shown.stdout.decode("utf-8"))
+    resamples: dict[str, Resamples] = {}
+    res = _git(root, "show", f"{rev}:{build.resamples}")
+    if res.returncode == 0:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(suffix=".npz") as fh:
+            fh.write(res.stdout)
+            fh.flush()
+            resamples = read_resamples(fh.name)
+    cfg = _git(root, "show", f"{rev}:{build.config}")
+    return Side(
+        label=f"{rev}:{build.label}",
+        numbers=numbers,
+        resamples=resamples,
+        config=yaml.safe_load(cfg.stdout) if cfg.returncode == 0 else None,
+        source=f"committed at {rev}",
+    )
+
+
+def revision_side(root: Path, rev: str, build: BuildPaths, cores: int, keep: bool) -> Side:
+    """The build at commit ``rev``: its committed outputs, else built offline in a temporary
+    worktree of that commit (:func:`analysis.paper.verify.revision_build`)."""
+    from analysis.paper.verify import VerifyError, revision_build
+
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").returncode != 0:
+        raise DiffError(f"'{rev}' is no commit of the repository at {root}")
+    found = committed_side(root, rev, build)
+    if found is not None:
+        return found
+    try:
+        with revision_build(root, rev, build, cores=cores, keep=keep) as numbers:
+            side = read_side(numbers, f"{rev}:{build.label}")
+    except VerifyError as err:
+        raise DiffError(f"{rev}: {err}") from err
+    side.source = f"built at {rev} in a temporary worktree" + (f" ({numbers})" if keep else "")
+    return side
+
+
+# ---------------------------------------------------------------- one key
+
+
+@dataclass(frozen=True)
+class KeyDiff:
+    """One key on both sides: values, the change, and its paired interval where there is one."""
+
+    key: str
+    status: str  # same | changed | only_a | only_b
+    a: str | None  # the value as the paper prints it (with the interval when it has one)
+    b: str | None
+    change: float | None
+    change_display: str | None
+    paired: bool
+    ci: tuple[float, float] | None
+    ci_display: str | None
+    p_value: float | None
+    level: float | None
+    n_resamples: int | None
+    note: str
+
+
+def _shown(rec: Mapping[str, Any] | None) -> str | None:
+    if rec is None:
+        return None
+    text = str(rec.get("display", rec.get("value")))
+    low, high = rec.get("ci_low"), rec.get("ci_high")
+    if low is None or high is None or rec.get("text") is not None:
+        return text
+    fmt = str(rec.get("fmt") or ".3g").lstrip("+")
+    try:
+        return f"{text} [{format(low, fmt)}, {format(high, fmt)}]"
+    except (TypeError, ValueError):
+        return f"{text} [{low:.3g}, {high:.3g}]"
+
+
+def _signed(value: float, fmt: str) -> str:
+    fmt = fmt.lstrip("+")
+    if fmt.endswith("d"):
+        if float(value).is_integer():
+            return format(int(value), "+" + fmt)
+        fmt = ".3g"
+    try:
+        return format(value, "+" + fmt)
+    except (TypeError, ValueError):
+        return format(value, "+.4g")
+
+
+def _boot(side_res: Resamples, rec: Mapping[str, Any]) -> Any:
+    from analysis.stats.bootstrap import BootstrapResult
+
+    return BootstrapResult(
+        estimate=np.asarray(float(rec["value"])),
+        replicates=side_res.replicates,
+        jackknife=None,
+        n_clusters=0,
+        cluster="",
+        seed=rec.get("seed"),
+        weights_digest=side_res.digest,
+    )
+
+
+def _why_unpaired(ra: Resamples | None, rb: Resamples | None) -> str | None:
+    if ra is None or rb is None:
+        missing = " and ".join(s for s, r in (("A", ra), ("B", rb)) if r is None)
+        return (
+            f"not paired: no bootstrap resamples kept on {missing} (no interval, an analytic "
+            "one, one from a design's variance over several factors, or a build from before "
+            "resamples were kept)"
+        )
+    if ra.n_boot != rb.n_boot:
+        return f"not paired: {ra.n_boot} vs {rb.n_boot} resamples (another design)"
+    if ra.digest != rb.digest:
+        return (
+            "not paired: the resamples are other draws (resample-weight digests "
+            f"{ra.digest[:10]} and {rb.digest[:10]}: other data, clusters or seed)"
+        )
+    return None
+
+
+def compare_key(key: str, a: Side, b: Side) -> KeyDiff:
+    """One key of both sides (:class:`KeyDiff`)."""
+    ra_rec, rb_rec = a.numbers.get(key), b.numbers.get(key)
+    if ra_rec is None or rb_rec is None:
+        status = "only_b" if ra_rec is None else "only_a"
+        return KeyDiff(
+            key, status, _shown(ra_rec), _shown(rb_rec), None, None, False, None, None, None,
+            None, None, f"only in {'B' if ra_rec is None else 'A'}",
+        )  # fmt: skip
+    fields = (*REPORTED_FIELDS, *(f for f in COMPARED_WHEN_BOTH if f in ra_rec and f in rb_rec))
+    same = all(_same(ra_rec.get(f), rb_rec.get(f)) for f in fields)
+    status = "same" if same else "changed"
+    if ra_rec.get("text") is not None or rb_rec.get("text") is not None:
+        note = "" if same else "a coded value (its text is shown)"
+        return KeyDiff(
+            key, status, _shown(ra_rec), _shown(rb_rec), None, None, False, None, None, None,
+            None, None, note,
+        )  # fmt: skip
+    fmt = str(rb_rec.get("fmt") or ".4g")
+    change = float(rb_rec["value"]) - float(ra_rec["value"])
+    level = float(ra_rec.get("ci_level") or rb_rec.get("ci_level") or 0.95)
+    res_a, res_b = a.resamples.get(key), b.resamples.get(key)
+    why = _why_unpaired(res_a, res_b)
+    if why is not None:
+        return KeyDiff(
+            key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
+            None, None, None, level, None, why if (res_a or res_b or not same) else "",
+        )  # fmt: skip
+    from analysis.stats.bootstrap import paired_difference, resample_p_value
+
+    assert res_a is not None and res_b is not None
+    diff = paired_difference(_boot(res_b, rb_rec), _boot(res_a, ra_rec))
+    n_valid = int(diff.n_valid)
+    if n_valid == 0:
+        return KeyDiff(
+            key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
+            None, None, None, level, 0, "not paired: undefined on every shared resample",
+        )  # fmt: skip
+    low, high = (float(x) for x in diff.interval(level, "percentile"))
+    p = resample_p_value(diff, 0.0)
+    dropped = f", {diff.n_boot - n_valid} undefined dropped" if n_valid < diff.n_boot else ""
+    return KeyDiff(
+        key=key,
+        status=status,
+        a=_shown(ra_rec),
+        b=_shown(rb_rec),
+        change=change,
+        change_display=_signed(change, fmt),
+        paired=True,
+        ci=(low, high),
+        ci_display=f"[{_signed(low, fmt)}, {_signed(high, fmt)}]",
+        p_value=p,
+        level=level,
+        n_resamples=n_valid,
+        note=f"paired: {level:.0%} percentile interval of B - A on the same {n_valid} "
+        f"resamples{dropped}; p of no change from them",
+    )
+
+
+# ---------------------------------------------------------------- both builds
+
+
+def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, Mapping) and node:
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: node}
+
+
+def config_changes(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[dict]:
+    """Every resolved-config key whose value differs (``run.variant`` aside: a name)."""
+    if a is None or b is None:
+        return []
+    fa, fb = _flat(a), _flat(b)
+    keys = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k) and k != "run.variant")
+    return [{"key": k, "a": fa.get(k), "b": fb.get(k)} for k in keys]
+
+
+@dataclass
+class BuildDiff:
+    """Two builds compared key by key."""
+
+    a: Side
+    b: Side
+    keys: list[KeyDiff]
+    config: list[dict]
+
+    def summary(self) -> dict[str, int]:
+        count = {s: sum(k.status == s for k in self.keys) for s in ("same", "changed")}
+        return {
+            "keys": len(self.keys),
+            **count,
+            "only_a": sum(k.status == "only_a" for k in self.keys),
+            "only_b": sum(k.status == "only_b" for k in self.keys),
+            "paired": sum(k.paired for k in self.keys),
+            "paired_changed": sum(k.paired and k.status == "changed" for k in self.keys),
+        }
+
+    def document(self) -> dict[str, Any]:
+        """The comparison as plain data (``--format json``; the audit site reads it)."""
+        return {
+            "a": {"label": self.a.label, "source": self.a.source},
+            "b": {"label": self.b.label, "source": self.b.source},
+            "config_changes": self.config,
+            "summary": self.summary(),
+            "keys": [asdict(k) for k in self.keys],
+        }
+
+
+def diff_builds(a: Side, b: Side) -> BuildDiff:
+    """Every key of either side (sorted), compared."""
+    keys = sorted(set(a.numbers) | set(b.numbers))
+    return BuildDiff(a, b, [compare_key(k, a, b) for k in keys], config_changes(a.config, b.config))
+
+
+# ---------------------------------------------------------------- output
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return ""
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _rows(d: BuildDiff, every: bool) -> list[KeyDiff]:
+    return [k for k in d.keys if every or k.status != "same"]
+
+
+def _summary_line(d: BuildDiff) -> str:
+    s = d.summary()
+    return (
+        f"{s['keys']} keys: {s['changed']} changed, {s['same']} the same, {s['only_a']} only in "
+        f"A, {s['only_b']} only in B; {s['paired']} on shared resamples (paired intervals, "
+        f"{s['paired_changed']} of the changed)"
+    )
+
+
+def render_table(d: BuildDiff, every: bool = False) -> str:
+    """The terminal table."""
+    lines = [f"A: {d.a.label}  ({d.a.source})", f"B: {d.b.label}  ({d.b.source})"]
+    if d.config:
+        lines.append(
+            "config: " + "; ".join(f"{c['key']}: {c['a']!r} -> {c['b']!r}" for c in d.config)
+        )
+    header = ("key", "A", "B", "B - A", "paired CI", "p")
+    rows = [
+        (k.key, k.a or "--", k.b or "--", k.change_display or "", k.ci_display or "", _p(k.p_value))
+        for k in _rows(d, every)
+    ]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines += ["", fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r).rstrip() for r in rows]
+    notes = sorted({k.note for k in _rows(d, every) if k.note and not k.paired})
+    if notes:
+        lines += ["", "not paired:", *(f"  {n.removeprefix('not paired: ')}" for n in notes)]
+    lines += ["", _summary_line(d)]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(d: BuildDiff, every: bool = False) -> str:
+    """Markdown: the audit site's page of the comparison."""
+    out = [
+        f"# {d.b.label} against {d.a.label}",
+        "",
+        f"- A: `{d.a.label}` ({d.a.source})",
+        f"- B: `{d.b.label}` ({d.b.source})",
+        f"- {_summary_line(d)}",
+        "",
+    ]
+    if d.config:
+        out += ["## What differs in the config", "", "| key | A | B |", "|---|---|---|"]
+        out += [f"| `{c['key']}` | {c['a']!r} | {c['b']!r} |" for c in d.config]
+        out.append("")
+    out += [
+        "## Numbers",
+        "",
+        "A change is paired where both builds resampled the same draws (same data and design): "
+        "its interval and p-value come from the change on each shared resample.",
+        "",
+        "| key | A | B | B - A | paired CI | p | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    out += [
+        f"| `{k.key}` | {k.a or '--'} | {k.b or '--'} | {k.change_display or ''} | "
+        f"{k.ci_display or ''} | {_p(k.p_value)} | {'' if k.paired else k.note} |"
+        for k in _rows(d, every)
+    ]
+    return "\n".join(out) + "\n"
+
+
+def render_html(d: BuildDiff, every: bool = False, *, title: str = "", linked: bool = True) -> str:
+    """A page of the audit site (``site_templates/diff.html``, the site's layout): each key
+    links to its entry in B's site when ``linked`` (the page sits in that site)."""
+    import jinja2
+
+    from analysis.paper import site_links
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "site_templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    cfg = d.b.config or {}
+    env.globals.update(
+        entry_link=site_links.entry_link,
+        site={
+            "title": title or (cfg.get("paper") or {}).get("title", "recenter"),
+            "dataset": d.b.label,
+            "simulated": bool((cfg.get("data") or {}).get("simulated")),
+            "commit": "see each side",
+            "numbers_file": d.b.source,
+        },
+    )
+    keys = [
+        {
+            **asdict(k),
+            "linked": linked and k.b is not None,
+            "p": _p(k.p_value),
+            "note": "" if k.paired else k.note,
+        }
+        for k in _rows(d, every)
+    ]
+    page = env.get_template("diff.html").render(
+        root="../",
+        a={"label": d.a.label, "source": d.a.source},
+        b={"label": d.b.label, "source": d.b.source},
+        summary=_summary_line(d) + ".",
+        config=[{**c, "a": repr(c["a"]), "b": repr(c["b"])} for c in d.config],
+        keys=keys,
+    )
+    return page
+
+
+def site_page(d: BuildDiff, build: BuildPaths, root: Path) -> Path:
+    """Where ``--site`` writes the page: in B's audit site, ``site/diffs/<A>.html`` (a new
+    build of the site replaces the folder: write the page again after it)."""
+    from analysis.paper import site_links
+
+    name = site_links.page_name(d.a.label.replace("/", "_").replace(":", "_"))
+    return root / build.site / "diffs" / f"{name}.html"
+
+
+def render(d: BuildDiff, fmt: str, every: bool = False) -> str:
+    if fmt == "json":
+        return json.dumps(d.document(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    if fmt == "html":
+        return render_html(d, every)
+    return render_markdown(d, every) if fmt == "md" else render_table(d, every)
+
+
+# ---------------------------------------------------------------- recenter diff
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "a",
+        help="the first build: 'default', a variant name, <dataset>:<variant>, a numbers.json "
+        "or a build's results folder; with --rev a commit",
+    )
+    parser.add_argument("b", help="the second build, named the same ways")
+    parser.add_argument("--dataset", help="dataset of named builds (default: data.name)")
+    parser.add_argument(
+        "--rev",
+        action="store_true",
+        help="A and B are commits: compare the build (--variant, default the default build) at "
+        "each, from its committed outputs or built offline in a temporary worktree",
+    )
+    parser.add_argument("--variant", help="with --rev: the variant built at both commits")
+    parser.add_argument("--cores", type=int, default=2, help="with --rev: cores per build")
+    parser.add_argument("--keep", action="store_true", help="with --rev: keep the builds")
+    parser.add_argument(
+        "--format",
+        choices=("table", "md", "json", "html"),
+        default="table",
+        help="output format (html: a page in the audit site's layout)",
+    )
+    parser.add_argument(
+        "--site",
+        action="store_true",
+        help="also write the comparison as a page of B's audit site (site/diffs/<A>.html; B "
+        "must be a build of this checkout)",
+    )
+    parser.add_argument("--all", action="store_true", help="list unchanged keys too")
+    parser.add_argument("--output", type=Path, help="write to this file instead of stdout")
+    parser.add_argument(
+        "--ci-width-tolerance",
+        type=float,
+        default=0.0,
+        help="refactor check: allow a CI bound to move by less than this share of the old "
+        "width (value and n unchanged); default 0: everything must be identical",
+    )
+
+
+def sides(args: argparse.Namespace) -> tuple[Side, Side]:
+    """The two builds the command line names."""
+    from analysis.paper.trace import default_dataset
+
+    root = Path(args.repo)
+    dataset = args.dataset
+    if args.rev:
+        build = BuildPaths(dataset or default_dataset(root), args.variant)
+        return tuple(  # type: ignore[return-value]
+            revision_side(root, rev, build, args.cores, args.keep) for rev in (args.a, args.b)
+        )
+    if args.variant:
+        raise DiffError("--variant names the build compared across commits: use it with --rev")
+    return side_from_spec(args.a, dataset, root), side_from_spec(args.b, dataset, root)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        a, b = sides(args)
+    except (DiffError, RecordError) as err:
+        print(f"recenter diff: {err}", file=sys.stderr)
+        return 2
+    d = diff_builds(a, b)
+    text = render(d, args.format, args.all)
+    if args.site:
+        if b.build is None:
+            print("recenter diff: --site needs B to be a build of the checkout", file=sys.stderr)
+            return 2
+        page = site_page(d, b.build, Path(args.repo))
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(render_html(d, args.all), encoding="utf-8")
+        print(f"recenter diff: wrote the audit site's page {page}", file=sys.stderr)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text, encoding="utf-8")
+        print(f"recenter diff: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    removed, added, changes = compare_numbers(
+        a.numbers, b.numbers, ci_width_tolerance=args.ci_width_tolerance
+    )
+    bad = len(removed) + len(added) + sum(not c.allowed for c in changes)
+    if args.ci_width_tolerance:
+        tolerated = sorted({c.key for c in changes if c.allowed})
+        print(
+            f"refactor check: {bad} differences, {len(tolerated)} keys within the CI tolerance",
+            file=sys.stderr,
+        )
+    return 1 if bad else 0
