@@ -106,6 +106,14 @@ def add_dataset(repo: Path, raw: Path) -> list[str]:
             simulated: true
             description: "a test-only copy of a tiny world"
             models: []
+            distinct_annotators: []
+            distinct_attributes: []
+            nouns:
+              people: simulated raters
+              person: simulated rater
+              users: simulated users
+              chat_users: simulated chat users
+              models: simulated models
             """
         )
     )
@@ -270,7 +278,7 @@ def add_claim(repo: Path) -> list[str]:
                 """
               - id: people_say_yes_sometimes
                 statement: People mark some attributes relevant.
-                negative: That people mark some attributes relevant is not supported.
+                negative: That people mark attributes relevant is not supported on this dataset.
                 condition:
                   key: stage2.extra.human_yes_share
                   field: ci_low
