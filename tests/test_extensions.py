@@ -170,37 +170,38 @@ def add_statistic(repo: Path) -> list[str]:
             '''\
             """A test-only statistic: the share of YES among the human stage-2 votes."""
 
+            import numpy as np
             import pandas as pd
 
             from analysis.provenance import Record
-            from analysis.stats.study_common import (
-                StatsSettings,
-                boot_interval,
-                bootstrap_totals,
-                cluster_labels,
-                make_record,
-            )
+            from analysis.stats.records import SHARE, Statistic, make_records
+            from analysis.stats.resampling import Units, plan, weighted_rows
+            from analysis.stats.settings import StatsSettings
+            from analysis.stats.weighted_bootstrap import evaluate_counts, weighted_ratio
 
 
             def vote_share_records(votes: pd.DataFrame, settings: StatsSettings) -> list[Record]:
                 human = votes[votes["rater_kind"] == "human"]
-                tb = bootstrap_totals(
-                    {"yes": human["vote"].astype(float).to_numpy(), "n": [1.0] * len(human)},
-                    cluster_labels(human, "user_id"),
-                    settings,
-                    "users",
+                units = Units(
+                    n=len(human),
+                    users=human["user_id"].astype(str).to_numpy(dtype=object),
+                    prompts=human["prompt_id"].astype(str).to_numpy(dtype=object),
+                    noun="votes",
                 )
-                share = tb.stat(lambda get: get("yes") / get("n"))
-                record = make_record(
-                    "stage2.extra.human_yes_share",
-                    boot_interval(share, settings, "users"),
+                rows = plan(settings, "relevance_items", units, one_way="user")
+                yes, ones = human["vote"].astype(float).to_numpy(), np.ones(len(human))
+                estimate = weighted_rows(rows, weighted_ratio(yes, ones), units.n, evaluate_counts)
+                share = Statistic(
+                    key="stage2.extra.human_yes_share",
+                    estimate=estimate,
                     fmt=".1%",
-                    method="share of YES among the human votes",
+                    what="share of YES among the human votes",
                     code="analysis.stats.vote_share:vote_share_records",
                     n=len(human),
-                    seed=settings.seed,
+                    units=rows.units_with(ones),
+                    limits=SHARE,
                 )
-                return [record] if record else []
+                return make_records([share], settings)
             '''
         )
     )
@@ -241,7 +242,7 @@ def add_statistic(repo: Path) -> list[str]:
             import pandas as pd
 
             from analysis.provenance import write_records
-            from analysis.stats.study_common import StatsSettings
+            from analysis.stats.settings import StatsSettings
             from analysis.stats.vote_share import vote_share_records
             from analysis.workflow_io import rule_logging, rule_name
 
@@ -302,7 +303,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.stats.study_common import StatsSettings
+from analysis.stats.settings import StatsSettings
 from analysis.stats.vote_share import vote_share_records
 from analysis.workflow_config import compose_config, subtree
 

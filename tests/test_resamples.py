@@ -17,7 +17,7 @@ from analysis.resamples import (
     resamples_path,
     write_resamples,
 )
-from analysis.stats.bootstrap import bootstrap_mean
+from analysis.stats.bootstrap import BootstrapResult
 
 
 def _res(seed: int, n: int = 50) -> Resamples:
@@ -66,17 +66,25 @@ def test_the_resample_file_sits_beside_its_records() -> None:
 
 
 def test_write_records_keeps_a_bootstrap_records_resamples(tmp_path: Path) -> None:
-    boot = bootstrap_mean(np.arange(20.0), clusters=np.arange(20) % 5, n_boot=40, seed=3)
-    ci = boot.ci(0.95, "percentile")
+    boot = BootstrapResult(
+        estimate=np.asarray(9.5),
+        replicates=np.random.default_rng(3).normal(9.5, 1.0, size=40),
+        jackknife=None,
+        n_clusters=5,
+        cluster="c",
+        seed=3,
+        weights_digest="d" * 64,
+    )
+    low, high = np.quantile(boot.replicates, [0.025, 0.975])
     with_resamples = Record(
         key="x.mean",
-        value=ci.value,
+        value=9.5,
         fmt=".2f",
         method="m",
         code="m:f",
-        ci_low=ci.low,
-        ci_high=ci.high,
-        resamples=Resamples.of(ci.resamples),
+        ci_low=float(low),
+        ci_high=float(high),
+        resamples=Resamples.of(boot),
     )
     analytic = Record(key="x.count", value=20, fmt="d", method="m", code="m:f")
     out = tmp_path / "records" / "rule.json"

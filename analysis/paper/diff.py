@@ -5,9 +5,9 @@ two commits (``--rev``, each built offline in a temporary worktree as ``recenter
 does, or read from their committed outputs). Every key is listed with both values and the
 change. Where both sides share the data and the resampling design, their bootstrap resamples
 are the same draws (equal resample-weight digests, ``analysis.resamples``), so the change
-itself has a paired interval and a two-sided p-value from the same resamples
-(:func:`analysis.stats.bootstrap.paired_difference`, percentile interval, the p-value that
-inverts it); a build diffed with itself gives 0 [0, 0]. Where they cannot be paired (other
+itself has a paired interval and a two-sided p-value from the same resamples (the record
+maker's percentile bounds, :func:`analysis.stats.records.percentile_bounds`, and the p-value
+that inverts them); a build diffed with itself gives 0 [0, 0]. Where they cannot be paired (other
 data, another design, another number of resamples, an analytic interval) the row says why and
 shows the two intervals. Output: a terminal table, markdown (the audit site's page) or JSON.
 
@@ -282,17 +282,19 @@ def _signed(value: float, fmt: str) -> str:
         return format(value, "+.4g")
 
 
-def _boot(side_res: Resamples, rec: Mapping[str, Any]) -> Any:
+def _change(a: Resamples, b: Resamples, change: float) -> Any:
+    """The change B - A on each shared resample, as a bootstrap part of its own (the record
+    maker's percentile bounds and p-value read it as they read any record's)."""
     from analysis.stats.bootstrap import BootstrapResult
 
     return BootstrapResult(
-        estimate=np.asarray(float(rec["value"])),
-        replicates=side_res.replicates,
+        estimate=np.asarray(change),
+        replicates=b.replicates - a.replicates,
         jackknife=None,
         n_clusters=0,
         cluster="",
-        seed=rec.get("seed"),
-        weights_digest=side_res.digest,
+        seed=None,
+        weights_digest=a.digest,
     )
 
 
@@ -342,17 +344,17 @@ def compare_key(key: str, a: Side, b: Side) -> KeyDiff:
             key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
             None, None, None, level, None, why if (res_a or res_b or not same) else "",
         )  # fmt: skip
-    from analysis.stats.bootstrap import paired_difference, resample_p_value
+    from analysis.stats.records import percentile_bounds, resample_p_value
 
     assert res_a is not None and res_b is not None
-    diff = paired_difference(_boot(res_b, rb_rec), _boot(res_a, ra_rec))
+    diff = _change(res_a, res_b, change)
     n_valid = int(diff.n_valid)
     if n_valid == 0:
         return KeyDiff(
             key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
             None, None, None, level, 0, "not paired: undefined on every shared resample",
         )  # fmt: skip
-    low, high = (float(x) for x in diff.interval(level, "percentile"))
+    low, high = (float(x) for x in percentile_bounds(diff, level, "percentile"))
     p = resample_p_value(diff, 0.0)
     dropped = f", {diff.n_boot - n_valid} undefined dropped" if n_valid < diff.n_boot else ""
     return KeyDiff(
