@@ -46,7 +46,8 @@ class Record:
     "95% CI" text) never searches the record's config for it. Like ``text`` it is written only
     when set.
 
-    ``resamples`` (a bootstrap interval's replicates and weight digest) is written to the
+    ``resamples`` (the parts of the design the interval was read from: each factor's bootstrap
+    replicates or jackknife values, with their weight digests) is written to the
     records file's resample file (:func:`analysis.resamples.resamples_path`), never into the
     JSON: ``recenter diff`` pairs two builds' records on them.
     """
@@ -64,7 +65,7 @@ class Record:
     extra: dict[str, Any] = field(default_factory=dict)
     text: str | None = None
     ci_level: float | None = None
-    #: the bootstrap replicates the interval was read from (None: an analytic interval); kept
+    #: the design's parts the interval was read from (None: an analytic interval); kept
     #: beside the records file, not in it (``analysis.resamples``), for paired differences
     resamples: Resamples | None = field(default=None, repr=False, compare=False)
 
@@ -144,7 +145,8 @@ def write_records(
 
     ``calls`` maps call-store shard paths to the number of calls that fed these numbers.
     The output is byte-stable: sorted keys, fixed float repr, no timestamps. The records'
-    bootstrap resamples go beside it (``analysis.resamples``; an empty file when none has).
+    resamples (their designs' parts) go beside it (``analysis.resamples``; an empty file when
+    none has).
     """
     records = list(records)
     out = attach_provenance(records, rule=rule, inputs=inputs, config=config, calls=calls)

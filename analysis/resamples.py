@@ -1,20 +1,30 @@
-"""Each record's bootstrap resamples, stored compactly beside its records.
+"""Each record's resamples under its design, stored compactly beside its records.
 
 Why: a difference between two builds (``recenter diff``) has an interval of its own only if
-both sides' estimates were resampled on the same draws; then the change on each resample is
-one replicate of the change, and its quantiles are the paired interval, with no rebuild. So
-every record whose interval came from a bootstrap keeps its replicates (one float per
-resample) and the digest of the resample weights they were computed on
+both sides' estimates were resampled on the same draws of the same design; then the change on
+each resample (and on each deleted level of a jackknifed factor) is one resample of the
+change, and the record maker's one interval reader reads the change's interval off them, with
+no rebuild. So every record whose interval came from resamples keeps its *parts*: one per
+random factor of its design (users, prompts, the user x prompt cells of a crossed design, the
+annotator clusterings), each the bootstrap replicates of that factor (one value per resample)
+or its delete-one jackknife values (one per deleted level), with what the interval reader
+needs to read them again (the factor, its levels, its sign in a two-way variance, its strata)
+and the digest of the resample weights or deletions they were computed on
 (:attr:`analysis.stats.bootstrap.BootstrapResult.weights_digest`: the same digest means the
-same clusters drawn the same number of times in every resample).
+same clusters drawn the same number of times in every resample, or the same levels deleted).
 
 Storage: ``records/<rule>.resamples.npz`` beside ``records/<rule>.json`` (written by
 :func:`analysis.provenance.write_records`), merged by rule ``numbers`` into the build's
 ``resamples.npz`` beside ``numbers.json``. The file is a zip of ``.npy`` arrays that
-``numpy.load`` reads (keys, digests, offsets, and every replicate as float32 in one array),
-written byte-stable (fixed member times and order), so the same build gives the same bytes.
-This module is the storage only: the record maker (``analysis.stats``) hands each record's
-:class:`Resamples` to the :class:`analysis.provenance.Record` it makes.
+``numpy.load`` reads (keys and estimates, then the parts' descriptions and their values in
+flat arrays with offsets), written byte-stable (fixed member times and order), so the same
+build gives the same bytes. Values are kept in double precision: a paired difference of two
+close variants subtracts nearly equal numbers, and the interval it reads must be the one the
+same statistic computed on the differenced data would get.
+
+This module is the storage only: the record maker (:mod:`analysis.stats.records`) turns a
+statistic's resamples into the :class:`Resamples` its :class:`analysis.provenance.Record`
+carries, and reads a paired difference of two of them back through its interval reader.
 """
 
 from __future__ import annotations
@@ -24,12 +34,13 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "Part",
     "Resamples",
+    "ResampleError",
     "merge_resample_files",
     "read_resamples",
     "resamples_path",
@@ -38,11 +49,22 @@ __all__ = [
 
 #: the suffix of a rule's resample file, beside its ``records/<rule>.json``
 SUFFIX = ".resamples.npz"
-#: replicates are stored in single precision: a difference of two needs no more digits than
-#: an interval prints, and the file is half the size
-DTYPE = np.float32
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
-_MEMBERS = ("keys", "digests", "offsets", "values")
+#: per part, in the ``ints`` member: sign, levels, strata, seed (-1: none), whether the part
+#: has jackknife values, whether it has each level's stratum
+_INTS = ("sign", "n_clusters", "n_strata", "seed", "has_jackknife", "has_strata")
+#: the members of per-part values, each with its ``<name>_offsets`` member
+_VALUES = ("replicates", "jackknife", "strata")
+_MEMBERS = (
+    "keys",
+    "estimates",
+    "part_offsets",
+    "clusters",
+    "digests",
+    "stratified_by",
+    "ints",
+    *(m for v in _VALUES for m in (f"{v}_offsets", v)),
+)
 
 
 class ResampleError(ValueError):
@@ -50,25 +72,71 @@ class ResampleError(ValueError):
 
 
 @dataclass(frozen=True)
-class Resamples:
-    """One record's bootstrap replicates and the digest of the resample weights behind them."""
+class Part:
+    """One random factor's resamples of a scalar statistic.
 
-    replicates: np.ndarray
+    ``replicates``: the statistic on each bootstrap resample of the factor, shape ``(B,)``
+    (``B = 0``: the factor is only jackknifed); ``jackknife``: the statistic with each level
+    (cluster) deleted, shape ``(C,)``, or None where it was not computed.
+    """
+
+    cluster: str
     digest: str
-
-    @classmethod
-    def of(cls, result: Any) -> Resamples | None:
-        """From a scalar bootstrap result (``replicates`` of shape ``(B,)`` and its
-        ``weights_digest``); None for anything else (a vector, no digest)."""
-        replicates = np.asarray(getattr(result, "replicates", None), dtype=np.float64)
-        digest = getattr(result, "weights_digest", None)
-        if replicates.ndim != 1 or not replicates.size or not digest:
-            return None
-        return cls(replicates, str(digest))
+    replicates: np.ndarray
+    jackknife: np.ndarray | None
+    n_clusters: int
+    sign: int = 1
+    stratified_by: str | None = None
+    n_strata: int = 1
+    seed: int | None = None
+    cluster_strata: np.ndarray | None = None
 
     @property
     def n_boot(self) -> int:
         return int(self.replicates.shape[0])
+
+    @property
+    def n_deleted(self) -> int:
+        return 0 if self.jackknife is None else int(self.jackknife.shape[0])
+
+
+@dataclass(frozen=True)
+class Resamples:
+    """One record's point estimate and its parts, one per random factor of its design."""
+
+    estimate: float
+    parts: tuple[Part, ...]
+
+    @property
+    def n_boot(self) -> int:
+        """Resamples of the bootstrapped factors (0: every factor is jackknifed)."""
+        return max((p.n_boot for p in self.parts), default=0)
+
+    def unpaired_because(self, other: Resamples) -> str | None:
+        """Why ``self`` and ``other`` are not the same resamples of one design (None: they
+        are, and their difference is read on them part by part)."""
+        mine = [p.cluster for p in self.parts]
+        theirs = [p.cluster for p in other.parts]
+        if mine != theirs:
+            return (
+                f"another design (factors {', '.join(mine) or 'none'} vs "
+                f"{', '.join(theirs) or 'none'})"
+            )
+        for a, b in zip(self.parts, other.parts, strict=True):
+            if a.n_boot != b.n_boot:
+                return f"another design ({a.n_boot} vs {b.n_boot} resamples of {a.cluster})"
+            if a.n_clusters != b.n_clusters or a.n_deleted != b.n_deleted:
+                return (
+                    f"other levels of {a.cluster} ({a.n_clusters} vs {b.n_clusters}, "
+                    f"{a.n_deleted} vs {b.n_deleted} deleted: other data, or a statistic over "
+                    f"other {a.cluster})"
+                )
+            if a.digest != b.digest:
+                return (
+                    f"other draws of {a.cluster} (resample-weight digests {a.digest[:10]} and "
+                    f"{b.digest[:10]}: other data, clusters or seed)"
+                )
+        return None
 
 
 def resamples_path(records: Path | str) -> str:
@@ -88,19 +156,57 @@ def _npy(array: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _strings(values: list[str]) -> np.ndarray:
+    return np.array(values, dtype=str) if values else np.zeros(0, dtype="<U1")
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
+
+
+def _flat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype=dtype)
+
+
 def write_resamples(resamples: Mapping[str, Resamples], path: Path | str) -> None:
     """Write ``key -> Resamples`` (sorted by key) as one byte-stable ``.npz`` file."""
     keys = sorted(resamples)
-    lengths = [resamples[k].n_boot for k in keys]
+    parts = [p for k in keys for p in resamples[k].parts]
+    empty = np.zeros(0)
     arrays = {
-        "keys": np.array(keys, dtype=str) if keys else np.zeros(0, dtype="<U1"),
-        "digests": np.array([resamples[k].digest for k in keys], dtype=str)
-        if keys
-        else np.zeros(0, dtype="<U1"),
-        "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-        "values": np.concatenate([resamples[k].replicates for k in keys]).astype(DTYPE)
-        if keys
-        else np.zeros(0, dtype=DTYPE),
+        "keys": _strings(keys),
+        "estimates": np.array([resamples[k].estimate for k in keys], dtype=np.float64),
+        "part_offsets": _offsets([len(resamples[k].parts) for k in keys]),
+        "clusters": _strings([p.cluster for p in parts]),
+        "digests": _strings([p.digest for p in parts]),
+        "stratified_by": _strings([p.stratified_by or "" for p in parts]),
+        "ints": np.array(
+            [
+                [
+                    p.sign,
+                    p.n_clusters,
+                    p.n_strata,
+                    -1 if p.seed is None else p.seed,
+                    p.jackknife is not None,
+                    p.cluster_strata is not None,
+                ]
+                for p in parts
+            ],
+            dtype=np.int64,
+        ).reshape(len(parts), len(_INTS)),
+        "replicates_offsets": _offsets([p.n_boot for p in parts]),
+        "replicates": _flat([np.ravel(p.replicates) for p in parts], np.float64),
+        "jackknife_offsets": _offsets([p.n_deleted for p in parts]),
+        "jackknife": _flat(
+            [empty if p.jackknife is None else np.ravel(p.jackknife) for p in parts], np.float64
+        ),
+        "strata_offsets": _offsets(
+            [0 if p.cluster_strata is None else len(p.cluster_strata) for p in parts]
+        ),
+        "strata": _flat(
+            [np.zeros(0) if p.cluster_strata is None else p.cluster_strata for p in parts],
+            np.int64,
+        ),
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,6 +220,21 @@ def write_resamples(resamples: Mapping[str, Resamples], path: Path | str) -> Non
     tmp.replace(path)
 
 
+def _consistent(arrays: Mapping[str, np.ndarray]) -> bool:
+    n_keys, offsets = len(arrays["keys"]), arrays["part_offsets"]
+    n_parts = len(arrays["clusters"])
+    if len(arrays["estimates"]) != n_keys or len(offsets) != n_keys + 1 or offsets[-1] != n_parts:
+        return False
+    if arrays["ints"].shape != (n_parts, len(_INTS)):
+        return False
+    if len(arrays["digests"]) != n_parts or len(arrays["stratified_by"]) != n_parts:
+        return False
+    return all(
+        len(arrays[f"{v}_offsets"]) == n_parts + 1 and arrays[f"{v}_offsets"][-1] == len(arrays[v])
+        for v in _VALUES
+    )
+
+
 def read_resamples(path: Path | str) -> dict[str, Resamples]:
     """``key -> Resamples`` of one file (empty when the build kept none)."""
     path = Path(path)
@@ -121,13 +242,35 @@ def read_resamples(path: Path | str) -> dict[str, Resamples]:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in _MEMBERS}
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-        raise ResampleError(f"{path}: not a resample file ({err})") from err
-    keys, digests, offsets, values = (arrays[n] for n in _MEMBERS)
-    if len(keys) != len(digests) or len(offsets) != len(keys) + 1 or offsets[-1] != len(values):
-        raise ResampleError(f"{path}: keys, digests and offsets do not agree")
+        raise ResampleError(
+            f"{path}: not a resample file of this version ({err}); rebuild it"
+        ) from err
+    if not _consistent(arrays):
+        raise ResampleError(f"{path}: keys, parts and offsets do not agree")
+    parts = []
+    for i in range(len(arrays["clusters"])):
+        sign, n_clusters, n_strata, seed, has_jack, has_strata = (int(v) for v in arrays["ints"][i])
+        values = {
+            v: arrays[v][arrays[f"{v}_offsets"][i] : arrays[f"{v}_offsets"][i + 1]] for v in _VALUES
+        }
+        parts.append(
+            Part(
+                cluster=str(arrays["clusters"][i]),
+                digest=str(arrays["digests"][i]),
+                replicates=values["replicates"],
+                jackknife=values["jackknife"] if has_jack else None,
+                n_clusters=n_clusters,
+                sign=sign,
+                stratified_by=str(arrays["stratified_by"][i]) or None,
+                n_strata=n_strata,
+                seed=None if seed < 0 else seed,
+                cluster_strata=values["strata"] if has_strata else None,
+            )
+        )
+    offsets = arrays["part_offsets"]
     return {
-        str(k): Resamples(values[offsets[i] : offsets[i + 1]].astype(np.float64), str(d))
-        for i, (k, d) in enumerate(zip(keys, digests, strict=True))
+        str(k): Resamples(float(arrays["estimates"][i]), tuple(parts[offsets[i] : offsets[i + 1]]))
+        for i, k in enumerate(arrays["keys"])
     }
 
 

@@ -1,8 +1,10 @@
-"""Each record's bootstrap resamples beside its records (analysis/resamples.py): written by
-``write_records``, byte-stable, read back exactly (to single precision), merged per build."""
+"""Each record's resamples beside its records (analysis/resamples.py): its design's parts
+(bootstrap replicates, jackknife values, strata), written by ``write_records``, byte-stable,
+read back exactly, merged per build."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 
 from analysis.provenance import Record, write_records
 from analysis.resamples import (
+    Part,
     ResampleError,
     Resamples,
     merge_resample_files,
@@ -17,14 +20,37 @@ from analysis.resamples import (
     resamples_path,
     write_resamples,
 )
-from analysis.stats.bootstrap import BootstrapResult
+from analysis.stats.records import Statistic, make_records
+from analysis.stats.resampling import Units, plan, totals
+from tests.settings_defaults import stats_settings
 
 
 def _res(seed: int, n: int = 50) -> Resamples:
-    return Resamples(np.random.default_rng(seed).normal(size=n), f"digest-{n}")
+    """A crossed design's parts: users (stratified, with jackknife values for BCa), the cells
+    (sign -1) and an annotator clustering (jackknife only)."""
+    rng = np.random.default_rng(seed)
+    return Resamples(
+        0.5 + seed,
+        (
+            Part("users", f"u-{n}", rng.normal(size=n), rng.normal(size=12), 12, 1, "source",
+                 3, 7, np.repeat(np.arange(3), 4)),
+            Part("user-prompt cells", f"c-{n}", rng.normal(size=n), None, 40, -1, seed=7),
+            Part("annotators", "a", np.zeros(0), rng.normal(size=5), 5),
+        ),
+    )  # fmt: skip
 
 
-def test_round_trip_is_exact_to_single_precision_and_byte_stable(tmp_path: Path) -> None:
+def _same(a: Part, b: Part) -> bool:
+    arrays = ("replicates", "jackknife", "cluster_strata")
+    fields = ("cluster", "digest", "n_clusters", "sign", "stratified_by", "n_strata", "seed")
+    return all(getattr(a, f) == getattr(b, f) for f in fields) and all(
+        (getattr(a, f) is None and getattr(b, f) is None)
+        or np.array_equal(getattr(a, f), getattr(b, f))
+        for f in arrays
+    )
+
+
+def test_round_trip_is_exact_and_byte_stable(tmp_path: Path) -> None:
     kept = {"b.key": _res(1), "a.key": _res(2, 30)}
     write_resamples(kept, tmp_path / "one.npz")
     write_resamples(dict(reversed(kept.items())), tmp_path / "two.npz")
@@ -32,11 +58,25 @@ def test_round_trip_is_exact_to_single_precision_and_byte_stable(tmp_path: Path)
     back = read_resamples(tmp_path / "one.npz")
     assert sorted(back) == ["a.key", "b.key"]
     for key, res in kept.items():
-        assert back[key].digest == res.digest
-        np.testing.assert_array_equal(back[key].replicates, res.replicates.astype(np.float32))
+        assert back[key].estimate == res.estimate and len(back[key].parts) == 3
+        assert all(_same(a, b) for a, b in zip(back[key].parts, res.parts, strict=True)), key
     # numpy reads the file as an ordinary .npz
     with np.load(tmp_path / "one.npz") as data:
         assert list(data["keys"]) == ["a.key", "b.key"]
+
+
+def test_two_records_pair_only_on_the_same_parts_and_draws() -> None:
+    a = _res(1)
+    assert a.unpaired_because(_res(3)) is None  # other values, the same design and draws
+    fewer = Resamples(a.estimate, a.parts[:2])
+    assert "another design (factors users, user-prompt cells, annotators vs" in str(
+        a.unpaired_because(fewer)
+    )
+    assert "another design (50 vs 30 resamples of users)" in str(a.unpaired_because(_res(1, 30)))
+    other = Resamples(a.estimate, (replace(a.parts[0], digest="x"), *a.parts[1:]))
+    assert "other draws of users" in str(a.unpaired_because(other))
+    smaller = Resamples(a.estimate, (*a.parts[:2], replace(a.parts[2], n_clusters=4)))
+    assert "other levels of annotators (5 vs 4" in str(a.unpaired_because(smaller))
 
 
 def test_an_empty_file_and_a_damaged_one(tmp_path: Path) -> None:
@@ -65,34 +105,31 @@ def test_the_resample_file_sits_beside_its_records() -> None:
         resamples_path("results/d/records/stage1.parquet")
 
 
-def test_write_records_keeps_a_bootstrap_records_resamples(tmp_path: Path) -> None:
-    boot = BootstrapResult(
-        estimate=np.asarray(9.5),
-        replicates=np.random.default_rng(3).normal(9.5, 1.0, size=40),
-        jackknife=None,
-        n_clusters=5,
-        cluster="c",
-        seed=3,
-        weights_digest="d" * 64,
-    )
-    low, high = np.quantile(boot.replicates, [0.025, 0.975])
-    with_resamples = Record(
-        key="x.mean",
-        value=9.5,
-        fmt=".2f",
-        method="m",
-        code="m:f",
-        ci_low=float(low),
-        ci_high=float(high),
-        resamples=Resamples.of(boot),
-    )
+def test_the_record_maker_keeps_every_part_of_a_crossed_design(tmp_path: Path) -> None:
+    """A t interval of a crossed design's variance keeps its parts too (they pair), written
+    beside the JSON by ``write_records``; an analytic record keeps none."""
+    rng = np.random.default_rng(4)
+    users = np.repeat([f"u{i}" for i in range(20)], 6)
+    prompts = np.array([f"p{(i * 7 + j) % 15}" for i in range(20) for j in range(6)])
+    y = (rng.random(users.size) < 0.4).astype(float)
+    settings = stats_settings(n_boot=60, seed=3)
+    design = plan(settings, "relevance_items", Units(users.size, users, prompts))
+    rate = totals(design, {"y": y, "n": np.ones(y.size)}, y.size).stat(lambda g: g("y") / g("n"))
+    stat = Statistic("x.rate", rate, ".3f", "a rate", "m:f", n=y.size)
+    (rec,) = make_records([stat], settings)
+    assert rec.extra["design"] == "relevance_items" and "t interval" in rec.method
     analytic = Record(key="x.count", value=20, fmt="d", method="m", code="m:f")
     out = tmp_path / "records" / "rule.json"
-    written = write_records([with_resamples, analytic], out, rule="rule", inputs=[])
-    assert "resamples" not in written["x.mean"]  # never in the JSON
+    written = write_records([rec, analytic], out, rule="rule", inputs=[])
+    assert "resamples" not in written["x.rate"]  # never in the JSON
     kept = read_resamples(resamples_path(out))
-    assert sorted(kept) == ["x.mean"]
-    assert kept["x.mean"].digest == boot.weights_digest
-    np.testing.assert_allclose(kept["x.mean"].replicates, boot.replicates, rtol=1e-6)
-    assert Resamples.of(None) is None
-    assert Resamples.of(boot.replicates) is None  # an array has no weight digest
+    assert sorted(kept) == ["x.rate"]
+    assert [(p.cluster, p.sign, p.n_boot) for p in kept["x.rate"].parts] == [
+        ("users", 1, 60),
+        ("prompts", 1, 60),
+        ("user-prompt cells", -1, 60),
+    ]
+    for part, made in zip(kept["x.rate"].parts, rate.parts, strict=True):
+        assert part.digest == made.weights_digest
+        np.testing.assert_array_equal(part.replicates, made.replicates)
+    assert kept["x.rate"].estimate == float(rate.estimate)

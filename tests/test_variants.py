@@ -210,8 +210,11 @@ def test_a_variant_built_beside_the_default_reruns_only_its_own_jobs_and_diffs_p
 ) -> None:
     """On a copy of the shared build: a stats variant's stage-2 records are built with the
     default build's model calls and tables (one job, nothing upstream reruns, nothing of the
-    default build is written), and ``recenter diff`` pairs the two on the same resamples: the
-    unchanged keys by +0 [+0, +0], the moved ones by an interval of the change."""
+    default build is written), and ``recenter diff`` pairs the two on the same resamples of
+    the same designs: every unchanged key by +0 [+0, +0], crossed designs included. The
+    variant keeps fewer human rater pairs, so the kappa means it moves average over other
+    rater pairs (another set of levels of that factor): those are not paired, and say so
+    (a paired change of a crossed design is tests/paper/test_diff.py's)."""
     override, name = STAGE2_VARIANT
     repo = make_workflow_copy(tmp_path / "repo")
     for kept in ("results/bundled", ".snakemake/metadata"):
@@ -236,7 +239,9 @@ def test_a_variant_built_beside_the_default_reruns_only_its_own_jobs_and_diffs_p
     paired = [k for k in rows.values() if k["paired"]]
     assert paired, doc["summary"]
     assert all(k["ci"] == [0.0, 0.0] for k in paired if k["status"] == "same")
-    moved = [k for k in paired if k["status"] == "changed"]
+    assert "stage2.final.over_selection.mean_model" in {k["key"] for k in paired}  # crossed
+    moved = [k for k in rows.values() if k["status"] == "changed"]
     assert moved, doc["summary"]
     for k in moved:
-        assert k["ci"][0] <= k["change"] <= k["ci"][1], k
+        assert not k["paired"] and "other levels of rater-pairs" in k["note"], k
+        assert k["a"] != k["b"] and "[" in k["a"] and "[" in k["b"]  # both intervals shown

@@ -3,13 +3,16 @@
 The sides are two variants, a variant and the default build, two ``numbers.json`` files, or
 two commits (``--rev``, each built offline in a temporary worktree as ``recenter verify``
 does, or read from their committed outputs). Every key is listed with both values and the
-change. Where both sides share the data and the resampling design, their bootstrap resamples
-are the same draws (equal resample-weight digests, ``analysis.resamples``), so the change
-itself has a paired interval and a two-sided p-value from the same resamples (the record
-maker's percentile bounds, :func:`analysis.stats.records.percentile_bounds`, and the p-value
-that inverts them); a build diffed with itself gives 0 [0, 0]. Where they cannot be paired (other
-data, another design, another number of resamples, an analytic interval) the row says why and
-shows the two intervals. Output: a terminal table, markdown (the audit site's page) or JSON.
+change. Where both sides share the data and the resampling design, every record's kept parts
+(each random factor's bootstrap replicates or jackknife values, ``analysis.resamples``) are the
+same draws (equal resample-weight digests), so the change itself has a paired interval and a
+two-sided p-value: the parts are differenced one resample and one deleted level at a time and
+read by the record maker's interval reader (:func:`analysis.stats.records.paired_change`), the
+interval the same statistic on the differenced data would get (a percentile interval for one
+bootstrapped factor, the two-way t interval of a crossed design); a build diffed with itself
+gives 0 [0, 0]. Where they cannot be paired (other data, another design, another number of
+resamples, an analytic interval) the row says why and shows the two intervals. Output: a
+terminal table, markdown (the audit site's page) or JSON.
 
 It is also the refactor check (``recenter numbers-diff``, the old name, is an alias): a change
 that should keep the numbers rebuilds before and after and compares every reported field;
@@ -27,14 +30,16 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import yaml
 
 from analysis.paths import BuildPaths, list_variants
 from analysis.provenance import RecordError, load_numbers
 from analysis.resamples import Resamples, read_resamples, resamples_path
+
+if TYPE_CHECKING:
+    from analysis.stats.settings import StatsSettings
 
 #: The fields of a record that the paper shows; everything else is provenance.
 REPORTED_FIELDS: tuple[str, ...] = ("value", "ci_low", "ci_high", "n", "display")
@@ -137,11 +142,13 @@ def read_side(numbers: Path, label: str | None = None) -> Side:
     """A build from its ``numbers.json``, with the resamples and config beside it when kept."""
     numbers = Path(numbers)
     res = Path(resamples_path(numbers))
+    # a build's numbers.json has its config.yaml beside it, a rule's records/<rule>.json above
+    folder = numbers.parent.parent if numbers.parent.name == "records" else numbers.parent
     return Side(
         label=label or str(numbers),
         numbers=load_numbers(numbers),
         resamples=read_resamples(res) if res.is_file() else {},
-        config=_read_yaml(numbers.parent / "config.yaml"),
+        config=_read_yaml(folder / "config.yaml"),
         source=str(numbers),
     )
 
@@ -282,42 +289,71 @@ def _signed(value: float, fmt: str) -> str:
         return format(value, "+.4g")
 
 
-def _change(a: Resamples, b: Resamples, change: float) -> Any:
-    """The change B - A on each shared resample, as a bootstrap part of its own (the record
-    maker's percentile bounds and p-value read it as they read any record's)."""
-    from analysis.stats.bootstrap import BootstrapResult
+def stats_settings(params: Mapping[str, Any] | None) -> StatsSettings | None:
+    """The interval reader's settings from a rule's params (``stats``, ``run.seed``: what a
+    record's ``config`` holds) or a build's resolved config (``stats``, ``run.seed``); None
+    where they are not there or not readable."""
+    from analysis.stats.settings import StatsSettings
 
-    return BootstrapResult(
-        estimate=np.asarray(change),
-        replicates=b.replicates - a.replicates,
-        jackknife=None,
-        n_clusters=0,
-        cluster="",
-        seed=None,
-        weights_digest=a.digest,
-    )
+    if not isinstance(params, Mapping):
+        return None
+    if "run.seed" not in params:
+        run = params.get("run")
+        params = {"stats": params.get("stats"), "run.seed": (run or {}).get("seed")}
+    try:
+        return StatsSettings.from_rule_params(params)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
-def _why_unpaired(ra: Resamples | None, rb: Resamples | None) -> str | None:
+@dataclass
+class Pairing:
+    """What decides the pairing of every key of two builds: whether their data differ (the
+    resample digests count clusters and draws, not which data they hold, so where both
+    resolved configs are known their ``data`` groups must agree), and each settings the
+    difference is read with (a record's own ``stats`` and seed, else its build's)."""
+
+    why_not: str | None
+    build_settings: StatsSettings | None
+    _cache: dict[str, StatsSettings | None] = field(default_factory=dict)
+
+    def settings(self, record: Mapping[str, Any]) -> StatsSettings | None:
+        params = record.get("config")
+        if not isinstance(params, Mapping):
+            return self.build_settings
+        key = str(record.get("config_sha256") or json.dumps(params, sort_keys=True, default=str))
+        if key not in self._cache:
+            self._cache[key] = stats_settings(params)
+        return self._cache[key] or self.build_settings
+
+
+def pairing_of(a: Side, b: Side) -> Pairing:
+    """How the keys of ``a`` and ``b`` pair (:class:`Pairing`)."""
+    settings = stats_settings(a.config)
+    if a.config is not None and b.config is not None:
+        changes = config_changes(a.config, b.config)
+        other = [c["key"] for c in changes if c["key"].startswith("data.")]
+        if other:
+            return Pairing(f"other data ({', '.join(other)} differ)", settings)
+    return Pairing(None, settings)
+
+
+def _why_unpaired(ra: Resamples | None, rb: Resamples | None, pairing: Pairing) -> str | None:
     if ra is None or rb is None:
         missing = " and ".join(s for s, r in (("A", ra), ("B", rb)) if r is None)
         return (
-            f"not paired: no bootstrap resamples kept on {missing} (no interval, an analytic "
-            "one, one from a design's variance over several factors, or a build from before "
-            "resamples were kept)"
+            f"not paired: no resamples kept on {missing} (no interval, an analytic one, or a "
+            "build from before each record kept its design's parts)"
         )
-    if ra.n_boot != rb.n_boot:
-        return f"not paired: {ra.n_boot} vs {rb.n_boot} resamples (another design)"
-    if ra.digest != rb.digest:
-        return (
-            "not paired: the resamples are other draws (resample-weight digests "
-            f"{ra.digest[:10]} and {rb.digest[:10]}: other data, clusters or seed)"
-        )
-    return None
+    if pairing.why_not is not None:
+        return f"not paired: {pairing.why_not}"
+    why = ra.unpaired_because(rb)
+    return None if why is None else f"not paired: {why}"
 
 
-def compare_key(key: str, a: Side, b: Side) -> KeyDiff:
+def compare_key(key: str, a: Side, b: Side, pairing: Pairing | None = None) -> KeyDiff:
     """One key of both sides (:class:`KeyDiff`)."""
+    pairing = pairing_of(a, b) if pairing is None else pairing
     ra_rec, rb_rec = a.numbers.get(key), b.numbers.get(key)
     if ra_rec is None or rb_rec is None:
         status = "only_b" if ra_rec is None else "only_a"
@@ -338,25 +374,32 @@ def compare_key(key: str, a: Side, b: Side) -> KeyDiff:
     change = float(rb_rec["value"]) - float(ra_rec["value"])
     level = float(ra_rec.get("ci_level") or rb_rec.get("ci_level") or 0.95)
     res_a, res_b = a.resamples.get(key), b.resamples.get(key)
-    why = _why_unpaired(res_a, res_b)
+    why = _why_unpaired(res_a, res_b, pairing)
+    settings = pairing.settings(ra_rec)
+    if why is None and settings is None:
+        why = (
+            "not paired: no statistics settings to read the change with (neither the record's "
+            "config nor a resolved config.yaml beside A)"
+        )
     if why is not None:
         return KeyDiff(
             key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
             None, None, None, level, None, why if (res_a or res_b or not same) else "",
         )  # fmt: skip
-    from analysis.stats.records import percentile_bounds, resample_p_value
+    from analysis.stats.records import NOT_ESTIMABLE, paired_change
 
     assert res_a is not None and res_b is not None
-    diff = _change(res_a, res_b, change)
-    n_valid = int(diff.n_valid)
-    if n_valid == 0:
+    assert settings is not None
+    reading = paired_change(res_a, res_b, settings)
+    iv = reading.interval
+    n_boot = max(res_a.n_boot, 0) or None
+    if iv.method == NOT_ESTIMABLE or iv.low is None or iv.high is None:
         return KeyDiff(
-            key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
-            None, None, None, level, 0, "not paired: undefined on every shared resample",
+            key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), True,
+            None, None, None, iv.level, n_boot, f"paired, {iv.text}",
         )  # fmt: skip
-    low, high = (float(x) for x in percentile_bounds(diff, level, "percentile"))
-    p = resample_p_value(diff, 0.0)
-    dropped = f", {diff.n_boot - n_valid} undefined dropped" if n_valid < diff.n_boot else ""
+    tested = reading.test(0.0)
+    p = tested[0] if tested is not None else (1.0 if iv.low == iv.high == 0.0 else None)
     return KeyDiff(
         key=key,
         status=status,
@@ -365,13 +408,13 @@ def compare_key(key: str, a: Side, b: Side) -> KeyDiff:
         change=change,
         change_display=_signed(change, fmt),
         paired=True,
-        ci=(low, high),
-        ci_display=f"[{_signed(low, fmt)}, {_signed(high, fmt)}]",
+        ci=(float(iv.low), float(iv.high)),
+        ci_display=f"[{_signed(iv.low, fmt)}, {_signed(iv.high, fmt)}]",
         p_value=p,
-        level=level,
-        n_resamples=n_valid,
-        note=f"paired: {level:.0%} percentile interval of B - A on the same {n_valid} "
-        f"resamples{dropped}; p of no change from them",
+        level=iv.level,
+        n_resamples=n_boot,
+        note=f"paired: B - A on the same resamples of the design, {iv.text}"
+        + (f"; {tested[2]}" if tested is not None else ""),
     )
 
 
@@ -430,7 +473,10 @@ class BuildDiff:
 def diff_builds(a: Side, b: Side) -> BuildDiff:
     """Every key of either side (sorted), compared."""
     keys = sorted(set(a.numbers) | set(b.numbers))
-    return BuildDiff(a, b, [compare_key(k, a, b) for k in keys], config_changes(a.config, b.config))
+    pairing = pairing_of(a, b)
+    return BuildDiff(
+        a, b, [compare_key(k, a, b, pairing) for k in keys], config_changes(a.config, b.config)
+    )
 
 
 # ---------------------------------------------------------------- output

@@ -75,6 +75,8 @@ __all__ = [
     "key_part",
     "NOT_ESTIMABLE",
     "BY_CONSTRUCTION",
+    "paired_change",
+    "stored",
 ]
 
 #: a share on fewer units of its design gets the exact interval
@@ -674,6 +676,11 @@ def _record(
                 f"({settings.family(s.test.family)}; {len(family)} tests)"
             )
     estimable = iv.method != NOT_ESTIMABLE
+    # the parts the interval was read from, kept for paired differences between builds
+    # (``recenter diff``, :func:`paired_change`); an analytic interval has none, a record that
+    # states "not estimable" has no value to difference, and a value fixed by construction
+    # has no sampling error to pair (it keeps no resamples and no interval)
+    keeps = estimable and iv.method != BY_CONSTRUCTION and isinstance(s.estimate, Resamples)
     return Record(
         key=s.key,
         value=float(iv.value),
@@ -688,7 +695,92 @@ def _record(
         seed=reading.seed,
         extra=_plain(extra),
         text=None if estimable else NOT_ESTIMABLE,
-        # the resamples a percentile interval was read from, kept for paired differences
-        # between builds (``recenter diff``); a t interval of a design's variance has none
-        resamples=kept.Resamples.of(reading.part) if estimable and reading.part else None,
+        resamples=stored(s.estimate) if keeps else None,
     )
+
+
+# --------------------------------------------------------------------------------------
+# Kept resamples and the paired difference of two builds' records
+# --------------------------------------------------------------------------------------
+
+
+def stored(res: Resamples) -> kept.Resamples:
+    """A scalar statistic's resamples as its record keeps them (:mod:`analysis.resamples`)."""
+    return kept.Resamples(
+        float(res.estimate),
+        tuple(
+            kept.Part(
+                cluster=p.cluster,
+                digest=p.weights_digest,
+                replicates=np.asarray(p.replicates, dtype=np.float64).reshape(-1),
+                jackknife=None
+                if p.jackknife is None
+                else np.asarray(p.jackknife, dtype=np.float64).reshape(-1),
+                n_clusters=int(p.n_clusters),
+                sign=int(p.sign),
+                stratified_by=p.stratified_by,
+                n_strata=int(p.n_strata),
+                seed=p.seed,
+                cluster_strata=None if p.cluster_strata is None else np.asarray(p.cluster_strata),
+            )
+            for p in res.parts
+        ),
+    )
+
+
+def _restored(res: kept.Resamples) -> Resamples:
+    """Kept resamples as the interval reader reads them (their design is not restated)."""
+    return Resamples(
+        np.asarray(res.estimate),
+        tuple(
+            BootstrapResult(
+                estimate=np.asarray(res.estimate),
+                replicates=p.replicates,
+                jackknife=p.jackknife,
+                n_clusters=p.n_clusters,
+                cluster=p.cluster,
+                seed=p.seed,
+                weights_digest=p.digest,
+                stratified_by=p.stratified_by,
+                n_strata=p.n_strata,
+                sign=p.sign,
+                cluster_strata=p.cluster_strata,
+            )
+            for p in res.parts
+        ),
+        None,
+    )
+
+
+def paired_change(a: kept.Resamples, b: kept.Resamples, settings: StatsSettings) -> Reading:
+    """The interval of ``B - A`` from two records' kept resamples of one design and draws.
+
+    The change is differenced part by part (each bootstrap resample, each deleted level:
+    :meth:`~analysis.stats.resampling.Resamples.minus`) and read by :func:`read_interval`,
+    the reader of every record, so the change of two variants that share the data and the
+    design gets the interval the same statistic computed on the differenced data would get.
+    A change that is the same on every resample where both are defined (a build against
+    itself: 0 everywhere) has no spread to read: its interval is that change at both ends.
+    The caller checks that the two are paired
+    (:meth:`analysis.resamples.Resamples.unpaired_because`).
+    """
+    why = a.unpaired_because(b)
+    if why is not None:
+        raise ValueError(f"the two records are not paired: {why}")
+    diff = _restored(b).minus(_restored(a))
+    change = float(diff.estimate)
+    values = [
+        v[np.isfinite(v)] for p in diff.parts for v in (p.replicates, p.jackknife) if v is not None
+    ]
+    if any(v.size for v in values) and all(np.all(v == change) for v in values):
+        single = _single_bootstrap(diff)
+        text = (
+            f"{settings.ci_level:.0%} CI: the change is {change:g} on every resample of the "
+            "design, so its interval is that value at both ends"
+        )
+        return Reading(
+            Interval(change, change, change, settings.ci_level, "constant", text),
+            part=single,
+            seed=settings.seed,
+        )
+    return read_interval(diff, settings, None, 0)

@@ -387,7 +387,8 @@ class Resamples:
 
     estimate: np.ndarray
     parts: tuple[BootstrapResult, ...]
-    design: DesignInfo
+    #: None: the difference of two builds' kept resamples (their records state the design)
+    design: DesignInfo | None
 
     @property
     def value(self) -> float:

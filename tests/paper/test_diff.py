@@ -4,20 +4,27 @@ field of every key."""
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import re
 import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from analysis.cli import main
 from analysis.paper.diff import compare_numbers, diff_builds, read_side
 from analysis.paths import BuildPaths
-from analysis.provenance import dump_json
-from analysis.resamples import Resamples, write_resamples
+from analysis.provenance import dump_json, write_records
+from analysis.resamples import Part, Resamples, write_resamples
+from analysis.stats.records import Statistic, make_records, read_interval
+from analysis.stats.resampling import Units, plan, totals
+from analysis.stats.settings import StatsSettings
+from tests.settings_defaults import compose_config_plain
 
 
 def _rec(value: float, lo: float | None = None, hi: float | None = None, n: int = 10) -> dict:
@@ -70,20 +77,31 @@ def test_ci_level_is_compared_only_where_both_records_carry_it() -> None:
 # ---------------------------------------------------------------- recenter diff: two builds
 
 
-def _side_files(folder: Path, values: dict[str, float], reps: dict[str, np.ndarray], digest: str):
-    """A build's numbers.json and resamples.npz (and a config) in ``folder``."""
+@functools.cache
+def _config_text(n_boot: int = 400) -> str:
+    """A build's resolved config (the shipped defaults, ``stats.n_boot`` as given)."""
+    cfg = compose_config_plain()
+    cfg["stats"]["n_boot"] = n_boot
+    return yaml.safe_dump(cfg, sort_keys=True)
+
+
+def _side_files(
+    folder: Path, values: dict[str, float], reps: dict[str, np.ndarray], digest: str
+) -> Path:
+    """A build's numbers.json, resamples.npz (one bootstrapped factor per record) and config."""
     numbers = {}
     kept = {}
     for key, value in values.items():
         r = reps[key]
         numbers[key] = {
-            **_rec(value, float(np.quantile(r, 0.025)), float(np.quantile(r, 0.975))),
+            **_rec(value, float(np.nanquantile(r, 0.025)), float(np.nanquantile(r, 0.975))),
             "fmt": ".2f",
             "ci_level": 0.95,
         }
-        kept[key] = Resamples(r, digest)
+        kept[key] = Resamples(value, (Part("users", digest, r, None, 40, seed=1),))
     dump_json(numbers, folder / "numbers.json")
     write_resamples(kept, folder / "resamples.npz")
+    (folder / "config.yaml").write_text(_config_text(), encoding="utf-8")
     return folder / "numbers.json"
 
 
@@ -92,7 +110,11 @@ def _draws(seed: int, shift: float = 0.0) -> np.ndarray:
 
 
 def test_a_build_diffed_with_itself_changes_by_zero_on_a_zero_interval(tmp_path: Path) -> None:
-    path = _side_files(tmp_path / "a", {"k": 0.5}, {"k": _draws(1)}, "d1")
+    """Also where the statistic is undefined on some resamples (a ratio over none): those are
+    left out of the change, as the interval reader leaves them out of a record."""
+    draws = _draws(1)
+    draws[:7] = np.nan
+    path = _side_files(tmp_path / "a", {"k": 0.5}, {"k": draws}, "d1")
     d = diff_builds(read_side(path), read_side(path))
     (row,) = d.keys
     assert row.status == "same" and row.paired
@@ -101,22 +123,25 @@ def test_a_build_diffed_with_itself_changes_by_zero_on_a_zero_interval(tmp_path:
 
 
 def test_shared_resamples_give_the_change_a_paired_interval(tmp_path: Path) -> None:
-    """The same draws shifted by a constant: the paired interval is that shift alone, far
-    narrower than either side's interval, and its p-value says the change is real."""
+    """The same draws moved by 0.03 and a little noise: the paired interval is about that
+    move alone, far narrower than either side's interval, and its p-value says it is real."""
     base = _draws(2)
+    moved = base + 0.03 + np.random.default_rng(0).normal(0, 0.004, base.size)
     a = read_side(_side_files(tmp_path / "a", {"k": 0.5}, {"k": base}, "same"))
-    b = read_side(_side_files(tmp_path / "b", {"k": 0.53}, {"k": base + 0.03}, "same"))
+    b = read_side(_side_files(tmp_path / "b", {"k": 0.53}, {"k": moved}, "same"))
     (row,) = diff_builds(a, b).keys
     assert row.paired and row.status == "changed"
     assert row.change == pytest.approx(0.03)
-    assert row.ci == pytest.approx((0.03, 0.03), abs=1e-6)  # float32 storage
+    assert row.ci == pytest.approx(tuple(np.quantile(moved - base, [0.025, 0.975])), abs=1e-12)
+    assert row.ci[1] - row.ci[0] < 0.03 < 0.5 * (a.numbers["k"]["ci_high"] - 0.5)
     assert row.p_value == pytest.approx(1 / 400)  # floored at 1/B: every resample moved up
     assert row.n_resamples == 400
+    assert "percentile" in row.note
 
 
 @pytest.mark.parametrize(
     ("digest_b", "n_b", "why"),
-    [("other", 400, "other draws"), ("same", 300, "400 vs 300 resamples")],
+    [("other", 400, "other draws of users"), ("same", 300, "400 vs 300 resamples of users")],
 )
 def test_other_draws_are_not_paired_and_say_why(
     tmp_path: Path, digest_b: str, n_b: int, why: str
@@ -129,19 +154,116 @@ def test_other_draws_are_not_paired_and_say_why(
     assert row.a.startswith("0.50 [") and row.b.startswith("0.60 [")  # both intervals shown
 
 
+def test_other_data_is_not_paired_and_settings_come_from_the_records(tmp_path: Path) -> None:
+    """The digests count clusters and draws, not which data they hold: other ``data.*`` in
+    the resolved configs leaves every key unpaired, saying why. The change is read with the
+    record's own statistics settings (its ``config``), else its build's; with neither it is
+    not paired."""
+    draws = _draws(5)
+    a = read_side(_side_files(tmp_path / "a", {"k": 0.5}, {"k": draws}, "same"))
+    b = read_side(_side_files(tmp_path / "b", {"k": 0.6}, {"k": draws + 0.1}, "same"))
+    assert a.config is not None and b.config is not None
+    b.config["data"]["root"] = "elsewhere"
+    (row,) = diff_builds(a, b).keys
+    assert not row.paired and "other data (data.root differ)" in row.note
+    b.config = None  # data unknown on one side: the digests decide
+    (row,) = diff_builds(a, b).keys
+    assert row.paired and "95% CI" in row.note
+    params = {"stats": {**a.config["stats"], "ci_level": 0.9}, "run.seed": 1}
+    a.numbers["k"]["config"] = params  # the record's own settings come first
+    (row,) = diff_builds(a, b).keys
+    assert row.paired and row.level == 0.9 and "90% CI" in row.note
+    del a.numbers["k"]["config"]
+    a.config = None
+    (row,) = diff_builds(a, b).keys
+    assert not row.paired and "no statistics settings" in row.note
+
+
 def test_a_side_without_resamples_is_compared_unpaired(tmp_path: Path) -> None:
     a = read_side(_side_files(tmp_path / "a", {"k": 0.5}, {"k": _draws(5)}, "same"))
     dump_json({"k": {**_rec(0.7, 0.6, 0.8), "fmt": ".2f"}}, tmp_path / "old" / "numbers.json")
     (row,) = diff_builds(a, read_side(tmp_path / "old" / "numbers.json")).keys
-    assert not row.paired and "no bootstrap resamples kept on B" in row.note
+    assert not row.paired and "no resamples kept on B" in row.note
+
+
+# ---------------------------------------------------------------- a crossed design
+
+
+def _crossed_votes(seed: int) -> pd.DataFrame:
+    """A model's YES votes on sparse crossed items (30 users, 24 prompts, each user with 4-6
+    prompts and 3 items each), under prompt v1 and under a v2 that says YES less often on
+    some items (the same items: a prompt variant changes only the model's calls)."""
+    rng = np.random.default_rng(seed)
+    user_effect, prompt_effect = rng.normal(0, 0.8, 30), rng.normal(0, 0.8, 24)
+    rows = []
+    for u in range(30):
+        for p in rng.choice(24, size=int(rng.integers(4, 7)), replace=False):
+            for _ in range(3):
+                logit = 0.3 + user_effect[u] + prompt_effect[p] + rng.normal(0, 0.5)
+                v1 = float(rng.random() < 1 / (1 + np.exp(-logit)))
+                rows.append({"user": f"u{u}", "prompt": f"p{p}", "v1": v1})
+    frame = pd.DataFrame(rows)
+    # v2 turns a fifth of v1's YES votes to NO, more often on some prompts
+    turn = rng.random(len(frame)) < 0.1 + 0.2 * (frame["prompt"].str[1:].astype(int) % 2)
+    frame["v2"] = np.where(turn, 0.0, frame["v1"])
+    return frame
+
+
+def test_a_crossed_design_change_gets_the_interval_of_the_differenced_data(
+    tmp_path: Path,
+) -> None:
+    """Two variants' YES rate under the crossed users x prompts design (a t interval of the
+    two-way variance, the kind of record that keeps no single set of resamples): each record
+    keeps its design's parts, the diff differences them part by part and reads them with the
+    record maker's interval reader. The paired interval equals the one of the rate difference
+    computed directly on the differenced votes, and is narrower than an unpaired one."""
+    votes = _crossed_votes(11)
+    cfg = yaml.safe_load(_config_text(300))
+    settings = StatsSettings.from_rule_params(
+        {"stats": cfg["stats"], "run.seed": cfg["run"]["seed"]}
+    )
+    units = Units(len(votes), votes["user"].to_numpy(object), votes["prompt"].to_numpy(object))
+    design = plan(settings, "relevance_items", units)
+    columns = {"v1": votes["v1"].to_numpy(), "v2": votes["v2"].to_numpy(), "n": np.ones(len(votes))}
+    resampled = totals(design, columns, len(votes))
+    sides = []
+    for name in ("v1", "v2"):
+        rate = resampled.stat(lambda g, name=name: g(name) / g("n"))
+        stat = Statistic("stage2.yes_rate", rate, ".3f", "YES rate", "m:f", n=len(votes))
+        records = make_records([stat], settings)
+        assert "t interval" in records[0].method and records[0].resamples is not None
+        out = tmp_path / name / "records" / "stage2.json"
+        params = {"stats": cfg["stats"], "run.seed": cfg["run"]["seed"]}
+        write_records(records, out, rule="stage2", inputs=[], config=params)
+        (out.parent.parent / "config.yaml").write_text(_config_text(300), encoding="utf-8")
+        sides.append(read_side(out))
+    a, b = sides
+    (row,) = diff_builds(a, b).keys
+    assert row.paired and row.status == "changed", row.note
+    assert "t interval" in row.note and "Cameron-Gelbach-Miller" in row.note
+    # the same interval as the difference computed on the differenced data, directly
+    direct = resampled.stat(lambda g: g("v2") / g("n") - g("v1") / g("n"))
+    reading = read_interval(direct, settings, None, len(votes))
+    assert row.change == pytest.approx(float(direct.estimate), abs=1e-12)
+    assert row.ci == pytest.approx((reading.interval.low, reading.interval.high), abs=1e-12)
+    p, _, _ = reading.test(0.0)
+    assert row.p_value == pytest.approx(p, rel=1e-9)
+    # narrower than the change's interval were the two sides independent
+    half = [
+        (s.numbers["stage2.yes_rate"]["ci_high"] - s.numbers["stage2.yes_rate"]["ci_low"]) / 2
+        for s in sides
+    ]
+    assert row.ci[1] - row.ci[0] < 2 * math.hypot(*half)
+    assert row.ci[1] < 0  # v2 says YES less often, and the paired interval shows it
 
 
 def test_the_command_prints_a_table_markdown_and_json(tmp_path: Path, capsys) -> None:
     base = _draws(6)
     a = _side_files(tmp_path / "a", {"k": 0.5, "gone": 1.0}, {"k": base, "gone": base}, "s")
     b = _side_files(tmp_path / "b", {"k": 0.55, "new": 2.0}, {"k": base + 0.05, "new": base}, "s")
-    (tmp_path / "a" / "config.yaml").write_text("stats: {n_boot: 400, cluster: user}\n")
-    (tmp_path / "b" / "config.yaml").write_text("stats: {n_boot: 400, cluster: prompt}\n")
+    cfg = yaml.safe_load(_config_text())
+    cfg["stats"]["cluster"] = "prompt"  # the one-way unit: no change of the declared designs
+    (tmp_path / "b" / "config.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     assert main(["diff", str(a), str(b)]) == 1  # numbers moved
     table = capsys.readouterr().out
     assert "config: stats.cluster: 'user' -> 'prompt'" in table
@@ -233,7 +355,7 @@ def test_a_commit_without_committed_outputs_is_built_in_a_temporary_worktree(
     assert code == 1, captured.err
     assert "A: HEAD~1:demo  (built at HEAD~1 in a temporary worktree)" in out
     assert re.search(r"^k\.x\s+1\.00\s+1\.50\s+\+0\.5", out, re.M)
-    assert "no bootstrap resamples kept" in out  # the fake study keeps none
+    assert "no resamples kept" in out  # the fake study keeps none
     listed = subprocess.run(
         ["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
@@ -259,26 +381,36 @@ def test_the_comparison_is_a_page_of_the_variants_audit_site(tmp_path: Path, cap
     assert capsys.readouterr().out == html
 
 
-def test_the_bundled_build_keeps_each_bootstrap_records_resamples(bundled_build: Path) -> None:
-    """The shared build's ``resamples.npz``: one set of resamples per bootstrap record, as many
-    as ``stats.n_boot``, for keys of ``numbers.json`` with an interval; diffed with itself, every
-    one of them is paired and changes by +0 [+0, +0], and the command exits 0."""
+def test_the_bundled_build_keeps_each_records_design_parts(bundled_build: Path) -> None:
+    """The shared build's ``resamples.npz``: every resampled record keeps its design's parts
+    (each bootstrap part as many replicates as ``stats.n_boot``, each jackknifed factor its
+    deleted levels), the crossed designs' records (stage-2 over-selection, kappas) included;
+    a one-factor percentile record's bounds are read off its replicates; diffed with itself,
+    every one of them is paired and changes by +0 [+0, +0], and the command exits 0."""
     build = BuildPaths("bundled")
     side = read_side(bundled_build / build.numbers)
     stats = yaml.safe_load((bundled_build / build.config).read_text())["stats"]
     assert side.resamples, "the build kept no resamples"
     assert set(side.resamples) <= set(side.numbers)
     alpha = 1 - stats["ci_level"]
+    crossed = set()
     for key, kept in side.resamples.items():
         rec = side.numbers[key]
-        assert kept.n_boot == stats["n_boot"] and len(kept.digest) == 64, key
-        if stats["ci_method"] == "percentile":  # the interval was read off these resamples
-            reps = kept.replicates[np.isfinite(kept.replicates)]
+        assert kept.estimate == pytest.approx(rec["value"], rel=1e-12, abs=1e-12), key
+        for part in kept.parts:
+            assert len(part.digest) == 64 and part.n_boot in (0, stats["n_boot"]), key
+            assert part.n_boot or part.jackknife is not None, key
+        if any(p.sign < 0 for p in kept.parts):
+            crossed.add(key)
+        one_factor = len(kept.parts) == 1 and kept.parts[0].n_boot
+        if one_factor and stats["ci_method"] == "percentile" and "percentile" in rec["method"]:
+            reps = kept.parts[0].replicates[np.isfinite(kept.parts[0].replicates)]
             bounds = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
-            assert bounds == pytest.approx([rec["ci_low"], rec["ci_high"]], rel=1e-5, abs=1e-6)
+            assert bounds == pytest.approx([rec["ci_low"], rec["ci_high"]], rel=1e-9, abs=1e-12)
+    assert "stage2.final.over_selection.sim-llm-a" in crossed
     d = diff_builds(side, side)
     paired = {k.key: k for k in d.keys if k.paired}
-    assert set(paired) == {k for k, r in side.resamples.items() if np.isfinite(r.replicates).any()}
-    assert all(k.ci == (0.0, 0.0) and k.change == 0.0 for k in paired.values())
+    assert set(paired) == set(side.resamples)
+    assert all(k.ci == (0.0, 0.0) and k.change == 0.0 and k.p_value == 1.0 for k in paired.values())
     numbers = str(bundled_build / build.numbers)
     assert main(["diff", numbers, numbers]) == 0

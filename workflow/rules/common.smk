@@ -94,7 +94,7 @@ def record_file(rule):
 
 
 def resample_file(rule):
-    """The bootstrap resamples of one rule's records, beside them (analysis/resamples.py)."""
+    """The resamples of one rule's records (their designs' parts), beside them (analysis/resamples.py)."""
     return resamples_path(record_file(rule))
 
 

@@ -66,7 +66,7 @@ RECORD_FILES.append(record_file("call_usage"))
 
 
 rule numbers:
-    """Every record merged into numbers.json and rendered as one LaTeX macro per key; the records' bootstrap resamples merged beside it."""
+    """Every record merged into numbers.json and rendered as one LaTeX macro per key; the records' resamples (their designs' parts) merged beside it."""
     input:
         records=RECORD_FILES,
         resamples=[resamples_path(f) for f in RECORD_FILES],

@@ -1,5 +1,5 @@
 """Merge every rule's records into numbers.json and render them as LaTeX macros; merge the
-records' bootstrap resamples into the build's resamples.npz beside it."""
+records' resamples (each its design's parts) into the build's resamples.npz beside it."""
 
 from pathlib import Path
 
@@ -16,7 +16,7 @@ with rule_logging(snakemake) as log:
     resamples = merge_resample_files(snakemake.input.resamples)
     write_resamples(resamples, snakemake.output.resamples)
     log.info(
-        "%d records from %d files, %d with bootstrap resamples",
+        "%d records from %d files, %d with their resamples kept",
         len(numbers),
         len(snakemake.input.records),
         len(resamples),
