@@ -338,7 +338,25 @@ def pairing_of(a: Side, b: Side) -> Pairing:
     return Pairing(None, settings)
 
 
-def _why_unpaired(ra: Resamples | None, rb: Resamples | None, pairing: Pairing) -> str | None:
+def _fixed_by_construction(rec: Mapping[str, Any]) -> bool:
+    """Whether a record's value is fixed by the rule that made it (no resamples, no interval:
+    :data:`analysis.stats.records.BY_CONSTRUCTION`)."""
+    extra = rec.get("extra")
+    return isinstance(extra, Mapping) and bool(extra.get("by_construction"))
+
+
+def _why_unpaired(
+    ra: Resamples | None,
+    rb: Resamples | None,
+    pairing: Pairing,
+    fixed: tuple[bool, bool] = (False, False),
+) -> str | None:
+    if any(fixed):
+        sides = " and ".join(s for s, f in zip(("A", "B"), fixed, strict=True) if f)
+        return (
+            f"not paired: fixed by construction on {sides} (a value with no sampling error "
+            "keeps no resamples and has no interval, so its change has none either)"
+        )
     if ra is None or rb is None:
         missing = " and ".join(s for s, r in (("A", ra), ("B", rb)) if r is None)
         return (
@@ -374,7 +392,8 @@ def compare_key(key: str, a: Side, b: Side, pairing: Pairing | None = None) -> K
     change = float(rb_rec["value"]) - float(ra_rec["value"])
     level = float(ra_rec.get("ci_level") or rb_rec.get("ci_level") or 0.95)
     res_a, res_b = a.resamples.get(key), b.resamples.get(key)
-    why = _why_unpaired(res_a, res_b, pairing)
+    fixed = (_fixed_by_construction(ra_rec), _fixed_by_construction(rb_rec))
+    why = _why_unpaired(res_a, res_b, pairing, fixed)
     settings = pairing.settings(ra_rec)
     if why is None and settings is None:
         why = (
@@ -384,7 +403,8 @@ def compare_key(key: str, a: Side, b: Side, pairing: Pairing | None = None) -> K
     if why is not None:
         return KeyDiff(
             key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
-            None, None, None, level, None, why if (res_a or res_b or not same) else "",
+            None, None, None, level, None,
+            why if (res_a or res_b or any(fixed) or not same) else "",
         )  # fmt: skip
     from analysis.stats.records import NOT_ESTIMABLE, paired_change
 

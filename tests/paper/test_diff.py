@@ -186,6 +186,45 @@ def test_a_side_without_resamples_is_compared_unpaired(tmp_path: Path) -> None:
     assert not row.paired and "no resamples kept on B" in row.note
 
 
+def test_a_value_fixed_by_construction_is_compared_unpaired_and_says_why(tmp_path: Path) -> None:
+    """A record whose value the rule fixes (the all-positive rule's recall) keeps no resamples
+    and no interval: diffed with itself or with an estimated record of the same key, the row
+    says it is fixed by construction instead of pairing (or failing)."""
+    cfg = yaml.safe_load(_config_text())
+    settings = StatsSettings.from_rule_params(
+        {"stats": cfg["stats"], "run.seed": cfg["run"]["seed"]}
+    )
+    labels = np.arange(50)
+    units = Units(
+        50, (labels % 10).astype(str).astype(object), (labels % 7).astype(str).astype(object)
+    )
+    design = plan(settings, "relevance_items", units)
+    hits = {"all": np.ones(50), "some": (labels % 5 != 0).astype(float), "n": np.ones(50)}
+    resampled = totals(design, hits, 50)
+    every = resampled.stat(lambda g: g("all") / g("n"))
+    some = resampled.stat(lambda g: g("some") / g("n"))
+    fixed = Statistic("k.recall", every, ".3f", "recall", "m:f", n=50, by_construction="why")
+    estimated = Statistic("k.recall", some, ".3f", "recall", "m:f", n=50)
+    sides = {}
+    for name, stat in (("fixed", fixed), ("estimated", estimated)):
+        (record,) = make_records([stat], settings)
+        out = tmp_path / name / "numbers.json"
+        write_records([record], out, rule="r", inputs=[])
+        (out.parent / "config.yaml").write_text(_config_text(), encoding="utf-8")
+        write_resamples(
+            {} if record.resamples is None else {record.key: record.resamples},
+            out.parent / "resamples.npz",
+        )
+        sides[name] = read_side(out)
+    assert "k.recall" not in sides["fixed"].resamples
+    (row,) = diff_builds(sides["fixed"], sides["fixed"]).keys
+    assert row.status == "same" and not row.paired and row.ci is None
+    assert "fixed by construction on A and B" in row.note
+    (row,) = diff_builds(sides["estimated"], sides["fixed"]).keys
+    assert row.status == "changed" and not row.paired and row.ci is None
+    assert "fixed by construction on B" in row.note and row.change == pytest.approx(0.2)
+
+
 # ---------------------------------------------------------------- a crossed design
 
 

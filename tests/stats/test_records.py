@@ -128,6 +128,8 @@ def test_a_value_fixed_by_construction_has_no_interval_and_no_test() -> None:
     r = one(fixed, settings)
     assert (r.value, r.ci_low, r.ci_high, r.text) == (1.0, None, None, None)
     assert r.display() == "1.000" and r.extra == {"by_construction": True}
+    # it keeps no resamples, so ``recenter diff`` never reads a paired interval off them
+    assert r.resamples is None
     assert (
         r.method
         == "recall of a rule; not estimated: why, so it has no sampling error and no interval"
