@@ -447,7 +447,22 @@ def test_the_bundled_build_keeps_each_records_design_parts(bundled_build: Path) 
             bounds = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
             assert bounds == pytest.approx([rec["ci_low"], rec["ci_high"]], rel=1e-9, abs=1e-12)
     assert "stage2.final.over_selection.sim-llm-a" in crossed
+    # issue 35's records come from the same record maker and keep their parts the same way
+    for prefix in (
+        "stage2.final.kappa_max.",
+        "stage2.final.kappa_share_of_max.",
+        "stage2.final.kappa_share_of_max_diff.",
+        "stage3.worse_share",
+        "stage3.equal_share",
+        "stage3.mention_delta_within_generator.",
+    ):
+        keys = [k for k in side.numbers if k.startswith(prefix)]
+        assert keys and set(keys) <= set(side.resamples) & crossed, prefix
+    # a value fixed by construction keeps none, and its row says why
+    fixed = {k for k, r in side.numbers.items() if (r.get("extra") or {}).get("by_construction")}
+    assert fixed and not fixed & set(side.resamples)
     d = diff_builds(side, side)
+    assert all("fixed by construction" in k.note for k in d.keys if k.key in fixed)
     paired = {k.key: k for k in d.keys if k.paired}
     assert set(paired) == set(side.resamples)
     assert all(k.ci == (0.0, 0.0) and k.change == 0.0 and k.p_value == 1.0 for k in paired.values())
