@@ -8,11 +8,17 @@ went through the scheduler (``sacct`` needs slurmdbd, which this setup does not 
 
 Everything lives in one temporary folder, except ``/etc/slurm/slurm.conf``: Snakemake's SLURM
 job step drops ``SLURM_CONF`` before its inner ``srun``, so the config must also be readable
-there. A symlink is put in place and whatever was there before is restored on shutdown.
+there. A symlink is put in place and whatever was there before is restored on shutdown. That
+file is the machine's, so one cluster runs at a time on a machine: two suites run side by side
+(two clones on one machine) would each point it at their own cluster, and a job step's
+``srun`` would ask the other controller for its allocation ("Invalid job id specified"). A
+machine-wide lock (:data:`MACHINE_LOCK`) is held from start to shutdown; a second cluster waits
+for it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -22,6 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: Debian packages of a one-node cluster (controller, node daemon, client commands, auth)
 SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
@@ -29,6 +36,8 @@ SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 SLURM_COMMANDS = ("slurmctld", "slurmd", "sinfo", "squeue", "scancel", "sbatch", "srun")
 MUNGE_COMMANDS = ("munged", "mungekey")
 ETC_CONF = Path("/etc/slurm/slurm.conf")
+#: held by the one local cluster of the machine while it runs (see the module's docstring)
+MACHINE_LOCK = Path("/tmp/recenter-local-slurm.lock")
 
 
 class ClusterError(RuntimeError):
@@ -145,6 +154,8 @@ class LocalSlurm:
     etc_backup: Path | None = None
     etc_was_symlink_to: str | None = None
     etc_created_dir: bool = False
+    #: the open :data:`MACHINE_LOCK` (closed, so released, on shutdown)
+    lock: Any = None
 
     @property
     def env(self) -> dict[str, str]:
@@ -230,7 +241,33 @@ def _wait_for(check, what: str, cluster: LocalSlurm, timeout: float) -> None:
     raise ClusterError(f"{what} (waited up to {timeout:.0f} s)\n{cluster.logs()}")
 
 
-def start_cluster(timeout: float = 60) -> LocalSlurm:
+def _machine_lock(timeout: float):
+    """:data:`MACHINE_LOCK`, held (an open file with an exclusive ``flock``, released by the
+    kernel if this process dies), waiting up to ``timeout`` seconds for another cluster."""
+    handle = open(MACHINE_LOCK, "a+")  # noqa: SIM115 - held until stop_cluster closes it
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                handle.seek(0)
+                holder = handle.read().strip() or "unknown"
+                handle.close()
+                raise ClusterError(
+                    f"another local SLURM cluster held {MACHINE_LOCK} for {timeout:.0f} s "
+                    f"(process {holder}); one runs at a time per machine"
+                ) from None
+            time.sleep(1)
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def start_cluster(timeout: float = 60, lock_timeout: float = 1500) -> LocalSlurm:
     """Write the config, start munged, slurmctld and slurmd, and wait until the node is idle.
 
     The folder is made under /tmp with mode 0755: munged refuses a socket unless every
@@ -238,13 +275,20 @@ def start_cluster(timeout: float = 60) -> LocalSlurm:
     """
     if os.geteuid() != 0:
         raise ClusterError("a local SLURM cluster needs root (slurmd runs jobs as their user)")
-    root = Path(tempfile.mkdtemp(prefix="recenter-slurm-", dir="/tmp"))
+    lock = _machine_lock(lock_timeout)
+    try:
+        root = Path(tempfile.mkdtemp(prefix="recenter-slurm-", dir="/tmp"))
+    except BaseException:
+        lock.close()
+        raise
     root.chmod(0o755)
     for sub in ("state", "spool", "munge"):
         (root / sub).mkdir()
     (root / "munge").chmod(0o755)
     munge_socket = root / "munge" / "munge.socket"
-    cluster = LocalSlurm(root=root, conf=root / "slurm.conf", jobcomp_log=root / "jobcomp.log")
+    cluster = LocalSlurm(
+        root=root, conf=root / "slurm.conf", jobcomp_log=root / "jobcomp.log", lock=lock
+    )
     try:
         cluster.conf.write_text(slurm_conf(root, munge_socket, node_line()))
         key = root / "munge.key"
@@ -297,3 +341,6 @@ def stop_cluster(cluster: LocalSlurm) -> None:
             proc.kill()
             proc.wait(timeout=5)
     _restore_etc_conf(cluster)
+    if cluster.lock is not None:
+        cluster.lock.close()
+        cluster.lock = None

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cluster import local_slurm
 from tests.cluster.local_slurm import (
     ClusterError,
     LocalSlurm,
@@ -179,3 +180,14 @@ def test_workflow_target_runs_through_slurm_byte_identical_to_local(
     configs = [yaml.safe_load((root / CONFIG).read_text()) for root in (on_slurm, local)]
     assert (configs[0]["llm"].pop("shards"), configs[1]["llm"].pop("shards")) == (SHARDS, 1)
     assert configs[0] == configs[1]
+
+
+def test_one_local_cluster_at_a_time_per_machine(tmp_path: Path, monkeypatch) -> None:
+    """/etc/slurm/slurm.conf is the machine's: while one cluster holds the machine's lock a
+    second waits, and past its wait fails naming the holder; shutdown releases the lock."""
+    monkeypatch.setattr(local_slurm, "MACHINE_LOCK", tmp_path / "slurm.lock")
+    held = local_slurm._machine_lock(timeout=0)
+    with pytest.raises(ClusterError, match=rf"process {os.getpid()}\b.*one runs at a time"):
+        local_slurm._machine_lock(timeout=0)
+    stop_cluster(LocalSlurm(tmp_path, tmp_path / "none.conf", tmp_path / "none.log", lock=held))
+    local_slurm._machine_lock(timeout=0).close()
