@@ -60,7 +60,6 @@ import pandas as pd
 from results_io import (
     OUTPUT_DIR,
     RESULTS,
-    commit_text,
     git_state,
     markers,
     update_readme,
@@ -249,12 +248,13 @@ def readme_section(res: dict) -> str:
         f" Machine: {env['cpus']} shared CPUs, python {env['python']}, 1-min load average"
         f" {env['load_average_1min_at_start']} at the start of the last call"
         + (" (which only summarized)." if env["summarize_only"] else f" ({env['wall_hours']} h).")
-        + " Worlds by the commit they ran at: "
+        + " Produced at (the commit whose simulator and statistics ran each world line, with"
+        " its number of worlds; summarizing runs neither): "
         + ", ".join(
             f"{commit[:7] if commit != 'not recorded' else commit} {n}"
             for commit, n in res["world_commits"].items()
         )
-        + f"; summarized at {commit_text(res.get('git'))}."
+        + "."
         + (f" {res['note']}" if res["note"] else ""),
         "",
         "```bash",

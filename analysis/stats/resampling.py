@@ -29,9 +29,12 @@ that make the statistic's uncertainty, one *part* per random factor:
   deleting a person deletes a chunk of slots. Deleting an annotator (or its part of a user's
   or prompt's data) removes what it contributed: its judgments, its pairs of a kappa, its
   own leave-one-out columns, its ratings of a slot (the slot's mean recomputed from the other
-  people); the other annotators' references keep its votes (a first-order jackknife). Rows
-  of no annotator (models, the majority) are never deleted: in the four annotator terms a
-  row that is its own cluster cancels.
+  people). Where its vote is part of another person's leave-one-out reference (stage 2's
+  ceilings and the scores against them), that reference is rebuilt from the voters left
+  (``study_stage2``); stage 1's verifier ceiling still keeps the deleted person's votes in
+  the others' references (a first-order deletion). Rows of no annotator (models, the
+  majority) are never deleted: in the four annotator terms a row that is its own cluster
+  cancels.
 
 The first resampled factor draws on stream 0 of the seed, so a design with one factor draws
 exactly the resamples of the one-factor bootstrap, and ``stats.design = one_way`` (every
