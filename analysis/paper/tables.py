@@ -723,9 +723,26 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
         RowTable(
             "stage2_agreement",
             "Rater pairs",
-            r"^stage2\.(?P<group>[^.]+)\.(?P<row>kappa\.[^.]+|ceiling\.kappa_human_vs_rest)$",
-            (Column(r"Cohen's $\kappa$", "stage2.{group}.{row}"),),
+            r"^stage2\.(?P<group>[^.]+)\.(?:(?:kappa|kappa_max|kappa_share_of_max)\."
+            r"(?P<row>human_human|model_model|human_model)"
+            r"|ceiling\.(?P<row_ceiling>kappa_human_vs_rest))$",
+            (
+                Column(
+                    r"Cohen's $\kappa$",
+                    "stage2.{group}.kappa.{row}",
+                    alt={"kappa_human_vs_rest": "stage2.{group}.ceiling.kappa_human_vs_rest"},
+                ),
+                Column(r"$\kappa_{\max}$", "stage2.{group}.kappa_max.{row}"),
+                Column(r"$\kappa / \kappa_{\max}$", "stage2.{group}.kappa_share_of_max.{row}"),
+            ),
             group_label=_round_label,
+            labels={
+                "human_human": ROW_WORDS["kappa.human_human"],
+                "model_model": ROW_WORDS["kappa.model_model"],
+                "human_model": ROW_WORDS["kappa.human_model"],
+                "kappa_human_vs_rest": ROW_WORDS["ceiling.kappa_human_vs_rest"],
+            },
+            first=("human_human", "model_model", "human_model"),
         ),
         RowTable(
             "stage2_models",
@@ -826,6 +843,9 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                     alt={_CEILING: "stage3.ceiling.spearman_human_vs_rest"},
                 ),
                 Column(two_lines("Mention", "effect"), "stage3.mention_delta.{row}"),
+                Column(
+                    two_lines("within", "generators"), "stage3.mention_delta_within_generator.{row}"
+                ),
             ),
             labels={"human": "{people}", _CEILING: "ceiling: each {person} vs the others"},
             first=("human",),
@@ -833,7 +853,8 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
             notes=(
                 "Judge gap: the judge's rating minus that of the "
                 "{people} on the same slots, with its $p$ Holm-adjusted across judges; "
-                r"Spearman $\rho$: the rank correlation of the judge's ratings with theirs.",
+                r"Spearman $\rho$: the rank correlation of the judge's ratings with theirs; "
+                r"mention effect within generators: Appendix~\ref{app:stage3-measures}.",
             ),
         ),
         RowTable(

@@ -68,7 +68,25 @@ def stage2_records(round_: str, individual_humans: bool) -> list[Record]:
             rec(f"{p}.f1_vs_majority.{b}", 0.24, ".3f", 0.03),
         ]
     out.append(rec(f"{p}.kappa.model_model", 0.6, ".2f", 0.04))
+    out.append(rec(f"{p}.kappa_max.model_model", 0.9, ".2f", 0.04))
+    out.append(rec(f"{p}.kappa_share_of_max.model_model", 0.7, ".2f", 0.04))
+    out.append(rec(f"{p}.alpha.model", 0.58, ".2f", 0.04))
     if individual_humans:
+        for group, kmax, share in (("human_human", 0.9, 0.5), ("human_model", 0.45, 0.6)):
+            out += [
+                rec(f"{p}.kappa_max.{group}", kmax, ".2f", 0.04),
+                rec(f"{p}.kappa_share_of_max.{group}", share, ".2f", 0.04),
+            ]
+        out += [
+            rec(f"{p}.alpha.human", 0.42, ".2f", 0.04),
+            rec(f"{p}.alpha.all", 0.35, ".2f", 0.04),
+        ]
+        for diff, v in (
+            ("model_model_minus_human_model", 0.1),
+            ("human_human_minus_human_model", -0.1),
+            ("model_model_minus_human_human", 0.2),
+        ):
+            out.append(rec(f"{p}.kappa_share_of_max_diff.{diff}", v, "+.2f", 0.05, extra=NULL_ZERO))
         out += [
             rec(f"{p}.kappa.human_human", 0.43, ".2f", 0.04, n=3973),
             rec(f"{p}.kappa.human_model", 0.3, ".2f", 0.04),
@@ -96,7 +114,12 @@ def stage3_records() -> list[Record]:
     out = [
         rec("stage3.no_better_share", 0.546, ".1%", 0.03, n=1101),
         rec("stage3.human_better_share", 0.454, ".1%", 0.03, n=1101),
+        rec("stage3.worse_share", 0.53, ".1%", 0.02, n=1101),
+        rec("stage3.equal_share", 0.016, ".1%", 0.01, n=1101),
         rec("stage3.mentions.detector_accuracy", 0.85, ".0%", None, n=40),
+        rec("stage3.mentions.detector_sensitivity", 0.8, ".0%", 0.15, n=20),
+        rec("stage3.mentions.detector_specificity", 0.9, ".0%", 0.1, n=20),
+        rec("stage3.mention_delta_within_generator.human", 0.02, "+.2f", 0.05),
         rec("stage3.mean_rating.human", 3.1, ".2f", 0.1),
         rec("stage3.mention_delta.human", 0.03, "+.2f", 0.05),
         rec(
@@ -127,6 +150,7 @@ def stage3_records() -> list[Record]:
             ),
             rec(f"stage3.judge_spearman_vs_human.{j}", 0.3, ".2f", 0.05),
             rec(f"stage3.mention_delta.{j}", -0.39 if j.endswith("beta") else 0.5, "+.2f", 0.1),
+            rec(f"stage3.mention_delta_within_generator.{j}", 0.3, "+.2f", 0.1),
         ]
     return out
 
