@@ -59,13 +59,6 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
         doc="The three-stage pipeline diagram: what models and people do in each stage, with "
         "the dataset's human-judgment counts.",
     ),
-    "scorecard": FigureSpec(
-        draw="analysis.figures.scorecard:scorecard_figure",
-        tables={},
-        records=("scorecard",),
-        doc="Does it reproduce? Each published figure of the study with a reproduced interval: "
-        "this build's CI as a bar, the published value or range marked.",
-    ),
     "attribute_quality": FigureSpec(
         draw="analysis.figures.attribute_quality:attribute_quality_figure",
         tables={
@@ -82,6 +75,13 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
         records=("stage2_statistics",),
         doc="The full pairwise Cohen's kappa matrix over human and model raters per stage-2 "
         "round, group blocks marked, group means from the records.",
+    ),
+    "scorecard": FigureSpec(
+        draw="analysis.figures.scorecard:scorecard_figure",
+        tables={},
+        records=("scorecard",),
+        doc="Does it reproduce? Each published figure of the study with a reproduced interval: "
+        "this build's CI as a bar, the published value or range marked.",
     ),
     "relevance_prf": FigureSpec(
         draw="analysis.figures.relevance_prf:relevance_prf_figure",

@@ -229,6 +229,7 @@ def _pooled_dict(cov: Any) -> dict[str, Any]:
         "mc_high": cov.mc_high,
         "p_vs_nominal": cov.p_vs_nominal,
         "verdict": cov.verdict,
+        "exact": cov.exact,
     }
 
 
@@ -376,7 +377,12 @@ def coverage_records(worlds: CoverageWorlds) -> list[Record]:
                     method=_mc_method(
                         f"coverage of the 95% intervals ({cfg_label}) pooled over {label}:"
                         " the share of (world, estimand) intervals holding the world's truth;"
-                        " 95% percentile interval from 2,000 resamples of worlds",
+                        + (
+                            " every world at that boundary, so the exact (Clopper-Pearson) 95%"
+                            " interval over worlds"
+                            if cov["exact"]
+                            else " 95% percentile interval from 2,000 resamples of worlds"
+                        ),
                         n,
                         b,
                     ),

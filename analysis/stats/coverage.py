@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from analysis.stats.intervals import wilson_interval
+from analysis.stats.intervals import clopper_pearson, wilson_interval
 
 __all__ = [
     "COVERAGE_TARGETS",
@@ -134,6 +134,9 @@ class PooledCoverage:
     #: "ok" when the pooled coverage lies within the pooled target, else "under-covers" or
     #: "over-covers"
     verdict: str
+    #: the interval is Clopper-Pearson over worlds (every world covered all its estimands, or
+    #: none): resampling worlds would give an interval of width zero at the boundary
+    exact: bool = False
 
 
 def pooled_coverage(
@@ -147,7 +150,9 @@ def pooled_coverage(
 
     Each world's share of covered estimands is averaged over worlds (weighted by how many
     estimands the world has); the percentile interval and the standard error of the test
-    come from ``n_boot`` resamples of worlds.
+    come from ``n_boot`` resamples of worlds. Where every world covered all its estimands (or
+    none), every resample is that boundary and the percentile interval has width zero; the
+    interval is then Clopper-Pearson over the worlds (``exact``).
     """
     hits = np.asarray(covered, dtype=np.float64)
     if hits.ndim != 2 or not hits.size:
@@ -160,6 +165,11 @@ def pooled_coverage(
     boot = per_world[draws].sum(axis=1) / counts[draws].sum(axis=1)
     alpha = (1 - level) / 2
     low, high = (float(x) for x in np.quantile(boot, [alpha, 1 - alpha]))
+    exact = value in (0.0, 1.0)
+    if exact:
+        # Every world at the same boundary: the worlds are the independent units, so the exact
+        # binomial interval of R worlds out of R (or 0 of R) says how sure R worlds can make us.
+        low, high = clopper_pearson(len(hits) * value, len(hits), level)
     se = float(boot.std(ddof=1))
     p = 2 * float(ndtr(-abs(value - targets.nominal) / se)) if se > 0 else float(value != 0.95)
     lo_target, hi_target = targets.pooled
@@ -176,4 +186,5 @@ def pooled_coverage(
         mc_high=high,
         p_vs_nominal=p,
         verdict=verdict,
+        exact=exact,
     )

@@ -48,6 +48,29 @@ def _figures_in_paper_order() -> list[str]:
     return re.findall(r"\\StudyFigure(?:\[[^\]]*\])?\{(\w+)\}", text)
 
 
+def _alternatives_of_one_switch(text: str, name: str) -> bool:
+    """Whether every repeat of ``\\StudyFigure{name}`` is the other branch of the switch
+    (``\\IfRecordTF`` / ``\\IfTableTF``) the previous one sits in: the PDF prints one of them."""
+    starts = [m.start() for m in re.finditer(rf"\\StudyFigure(?:\[[^\]]*\])?\{{{name}\}}", text)]
+    return all(
+        "}{%" in between and "\\StudyFigure" not in between
+        for between in (text[a + 1 : b] for a, b in zip(starts, starts[1:], strict=False))
+    )
+
+
 def test_the_registry_is_in_paper_order_and_the_paper_shows_each_figure_once() -> None:
     """The figure list comes from the registry; the paper must agree with it."""
-    assert _figures_in_paper_order() == list(STUDY_FIGURES)
+    shown = _figures_in_paper_order()
+    assert list(dict.fromkeys(shown)) == list(STUDY_FIGURES)
+    paper = REPO_ROOT / "paper/sections"
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(paper.glob("*.tex")))
+    twice = sorted({n for n in shown if shown.count(n) > 1})
+    assert [n for n in twice if not _alternatives_of_one_switch(text, n)] == []
+
+
+def test_a_figure_repeated_outside_a_switch_is_caught() -> None:
+    alternatives = "\\IfRecordTF{k}{%\n\\StudyFigure{a}{one}}{%\n\\StudyFigure{a}{two}}"
+    assert _alternatives_of_one_switch(alternatives, "a")
+    assert not _alternatives_of_one_switch("\\StudyFigure{a}{x} text \\StudyFigure{a}{y}", "a")
+    between = "\\StudyFigure{a}{x}}{%\\StudyFigure{b}{y}\\StudyFigure{a}{z}"
+    assert not _alternatives_of_one_switch(between, "a")

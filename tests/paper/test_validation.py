@@ -147,6 +147,17 @@ def test_pooled_coverage_resamples_worlds_and_tests_the_nominal_level() -> None:
     assert pooled_coverage(gaps).estimands == 20
 
 
+def test_pooled_coverage_at_a_boundary_is_exact_over_worlds() -> None:
+    # 8 worlds that each cover all their estimands: every resample of worlds is 1, so the
+    # percentile interval would be [1, 1]; the exact interval of 8 worlds out of 8 is not
+    every = pooled_coverage(np.ones((8, 2)))
+    assert every.exact and every.coverage == 1.0 and every.mc_high == 1.0
+    assert every.mc_low == pytest.approx(0.025 ** (1 / 8))
+    none = pooled_coverage(np.zeros((8, 2)))
+    assert none.exact and none.mc_low == 0.0 and none.mc_high == pytest.approx(1 - 0.025 ** (1 / 8))
+    assert not pooled_coverage(np.array([[1.0, 0.0]] * 8)).exact
+
+
 def test_conservative_designs_may_over_cover_only_when_not_too_wide() -> None:
     rows = _rows(np.full(N, 0.58), 0.04, 0.01, 3)[:, :3]  # 4 sd half width: 2.04 x spread
     assert interval_coverage(rows, 0.58).verdict == "over-covers"
