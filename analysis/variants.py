@@ -19,8 +19,9 @@ Outputs fall in three *tiers* by the settings they depend on (:data:`TIER_KEYS`)
 A variant that changes only ``stats`` therefore reads the default build's model calls and
 tables and writes its own statistics, figures and paper; a sweep's members that share a tier
 share its jobs, which run once (``workflow/rules/sweep.smk``). Keys that never change an
-output (:data:`NEUTRAL_KEYS`: the runtime-only ``llm`` keys, ``llm.mode``, ``llm.shards``)
-make no variant, so recording calls (``llm=record``) writes where replaying them reads.
+output (:data:`NEUTRAL_KEYS`: the runtime-only ``llm`` keys, ``llm.mode``, ``llm.shards``, a
+model's concurrency, key variable and server threads) make no variant, so recording calls
+(``llm=record``) writes where replaying them reads.
 
 A *sweep* is Hydra's multirun syntax in the overrides (``stats.n_boot=200,400``,
 ``choice(...)``, ``range(...)``) or a ``sweep:`` list in a ``--configfile``: the Cartesian

@@ -31,6 +31,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from analysis import REPO_ROOT, settings
+from analysis.llm.models import SERVER_RUNTIME_KEYS
 from analysis.settings import ConfigError
 
 __all__ = [
@@ -175,6 +176,7 @@ def expand_sweep(overrides: list[str], sweep: list[str] | None = None) -> list[l
             kind = (
                 "runtime-only: it changes how a run talks to model endpoints"
                 if any(key == k or k.startswith(key + ".") for k in RUNTIME_KEYS)
+                or any(fnmatch.fnmatchcase(key, p) for p in MODEL_RUNTIME_KEYS)
                 else "it changes how the run is carried out"
             )
             raise ConfigError(
@@ -296,18 +298,21 @@ def compose_config(
 RUNTIME_KEYS = frozenset(f"llm.{k}" for k in settings.LLM_RUNTIME_KEYS)
 
 
-#: keys that change no output (glob patterns of dotted keys): they make no variant
-#: (``analysis.variants``), and a sweep over one is refused. A model's key variable and
-#: concurrency stay out of its call keys too.
-NEUTRAL_KEYS = frozenset(
+#: a model's keys that change how its endpoint is reached or served, never what it answers
+#: (glob patterns; none is part of its call key: ``ModelSpec.identity``)
+MODEL_RUNTIME_KEYS = frozenset(
     {
-        *RUNTIME_KEYS,
-        "llm.mode",
-        "llm.shards",
-        "run.variant",
         "models.*.api_key_env",
         "models.*.max_concurrency",
+        *(f"models.*.server.{k}" for k in SERVER_RUNTIME_KEYS),
     }
+)
+
+
+#: keys that change no output (glob patterns of dotted keys): they make no variant
+#: (``analysis.variants``), and a sweep over one is refused
+NEUTRAL_KEYS = frozenset(
+    {*RUNTIME_KEYS, *MODEL_RUNTIME_KEYS, "llm.mode", "llm.shards", "run.variant"}
 )
 
 

@@ -43,11 +43,17 @@ def test_the_default_build_keeps_its_paths() -> None:
 
 @pytest.mark.parametrize(
     "overrides",
-    [("prompts=v1",), ("llm=record",), ("llm.timeout_s=5", "llm.shards=3")],
+    [
+        ("prompts=v1",),
+        ("llm=record",),
+        ("llm.timeout_s=5", "llm.shards=3"),
+        ("models.smollm2-135m.server.n_threads=1", "models.smollm2-135m.max_concurrency=3"),
+    ],
 )
 def test_overrides_that_change_no_output_make_no_variant(overrides: tuple[str, ...]) -> None:
-    """A no-op choice, the call-store mode, runtime-only keys: the default build's paths, so
-    recording calls writes where replaying them reads."""
+    """A no-op choice, the call-store mode, runtime-only keys (a local server's thread count
+    among them: no part of a call key): the default build's paths, so recording calls writes
+    where replaying them reads."""
     assert _variant(*overrides).name is None
 
 
@@ -111,6 +117,7 @@ def test_a_sweep_is_the_cartesian_product_in_the_order_given() -> None:
         ("llm.timeout_s=5,10", "runtime-only"),
         ("llm=replay,record", "never an output"),
         ("models.smollm2-135m.max_concurrency=1,2", "never an output"),
+        ("models.smollm2-135m.server.n_threads=1,2", "runtime-only"),
     ],
 )
 def test_a_sweep_over_a_key_that_changes_no_output_is_refused(override: str, reason: str) -> None:

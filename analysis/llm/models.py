@@ -28,6 +28,8 @@ SERVER_KINDS = frozenset({"llama_cpp"})
 
 #: server keys that change what the model computes (enter the identity); the rest are runtime
 SERVER_IDENTITY_KEYS = ("kind", "file", "n_ctx", "chat_format")
+#: server keys that change only how fast it answers: no part of a call key, no output, no variant
+SERVER_RUNTIME_KEYS = ("n_threads",)
 
 
 #: the api_key given to endpoints that need none (a local server); not a secret
