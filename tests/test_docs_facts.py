@@ -1,10 +1,13 @@
 """Facts the docs state about the code, checked against the code: how many figures the study
-has (the registry says), and the order of every rule's directives (docs/architecture.md)."""
+has (the registry says), the order of every rule's directives (docs/architecture.md), and
+what they say of prompt v2 (its wording, quoted from its template)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import yaml
 
 from analysis import REPO_ROOT
 from analysis.figures.registry import STUDY_FIGURES
@@ -101,8 +104,6 @@ def test_config_readme_names_every_group_its_choices_and_the_runtime_keys() -> N
 
 
 def test_the_catalog_file_gives_the_readmes_commands() -> None:
-    import yaml
-
     catalog = yaml.safe_load((REPO_ROOT / ".snakemake-workflow-catalog.yml").read_text())
     usage = catalog["usage"]
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
@@ -113,3 +114,26 @@ def test_the_catalog_file_gives_the_readmes_commands() -> None:
     assert not any(usage["software-stack-deployment"].values())  # no rule has conda/containers
     assert (REPO_ROOT / "LICENSE").read_text().startswith("MIT License")
     assert 'license = { text = "MIT" }' in (REPO_ROOT / "pyproject.toml").read_text()
+
+
+def test_prompt_v2_is_described_by_its_wording_not_by_an_effect() -> None:
+    """v2 rewords one question; whether a model then says YES less often is what a build of it
+    shows (the README's example: the local model does not), so wherever v2 is described the docs
+    never call it stricter, and what they quote of it is the templates' own wording."""
+
+    def words(text: str) -> str:
+        return " ".join(text.split())
+
+    prompts = REPO_ROOT / "config" / "prompts"
+    templates = [
+        words(" ".join(yaml.safe_load((prompts / f"{v}.yaml").read_text())["relevance"].values()))
+        for v in ("v1", "v2")
+    ]
+    for path in ("docs/stages.md", "config/README.md", "config/prompts/v2.yaml"):
+        text = words((REPO_ROOT / path).read_text(encoding="utf-8"))
+        described = [s for s in re.split(r"(?<=[.;|])\s", text) if "v2" in s]
+        assert described, f"{path} no longer describes prompt v2"
+        for sentence in described:
+            assert not re.search(r"strict", sentence, re.I), f"{path}: {sentence}"
+        for quote in re.findall(r"\*([^*]+)\*", " ".join(described)):
+            assert any(quote in t for t in templates), f"{path} quotes {quote!r}"
