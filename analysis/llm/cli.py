@@ -7,9 +7,17 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from analysis.llm.calls import resolve_store
-from analysis.llm.store import StoreError, upgrade_store, usage_summary, validate_store
+from analysis.llm.store import (
+    StoreError,
+    asked_keys,
+    upgrade_store,
+    usage_summary,
+    validate_store,
+)
+from analysis.paths import BuildPaths
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stage", help="only this stage")
     parser.add_argument(
         "--prompt-version", help="only the calls of this prompt version (e.g. a prompt variant's)"
+    )
+    parser.add_argument(
+        "--build",
+        help="count only the calls one build asks, the keys its model-call tables hold (the "
+        "store also keeps calls of the same prompt version recorded for another world or "
+        "config): 'default', a variant's name, '<dataset>:<variant>' or a build's results folder",
     )
     parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
     parser.add_argument(
@@ -51,6 +65,44 @@ def format_usage(frame: pd.DataFrame, fmt: str) -> str:
     return shown.to_string(index=False) + "\n"
 
 
+class BuildNotFound(ValueError):
+    """``--build`` names no build of this checkout, or more than one."""
+
+
+def build_call_folder(root: Path, build: str) -> Path:
+    """The folder holding a build's model-call tables.
+
+    ``build`` is a build's results folder, or ``default``, a variant's name or
+    ``<dataset>:<name>`` (as ``recenter diff`` names builds). A build that shares another's
+    model calls (a statistics variant: the default build's) reads them in the folder its
+    ``variant.yaml`` names.
+    """
+    folder = next((p for p in (Path(build), root / build) if (p / "variant.yaml").is_file()), None)
+    if folder is None:
+        dataset, _, name = build.rpartition(":")
+        results = root / "results"
+        datasets = (
+            [dataset]
+            if dataset
+            else sorted(p.name for p in results.iterdir() if p.is_dir())
+            if results.is_dir()
+            else []
+        )
+        found = [
+            root / BuildPaths(d, None if name == "default" else name).results for d in datasets
+        ]
+        found = [f for f in found if (f / "variant.yaml").is_file()]
+        if len(found) != 1:
+            where = ", ".join(str(f.relative_to(root)) for f in found) or "none is built"
+            raise BuildNotFound(
+                f"--build {build}: {len(found)} builds of that name ({where}); name a built "
+                "one, as <dataset>:<variant> where several datasets have it"
+            )
+        folder = found[0]
+    calls = yaml.safe_load((folder / "variant.yaml").read_text(encoding="utf-8"))["folders"]
+    return root / calls["calls"]
+
+
 def run(args: argparse.Namespace) -> int:
     store: Path = resolve_store(args.store, args.repo)
     status = 0
@@ -79,11 +131,32 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         status = 0 if report.ok else 1
+    version = f" of prompt version {args.prompt_version}" if args.prompt_version else ""
     try:
         frame = usage_summary(store, args.prompt_version)
+        if args.build:
+            folder = build_call_folder(Path(args.repo or "."), args.build)
+            asked = asked_keys(folder)
+            every = int(frame["calls"].sum())
+            frame = usage_summary(store, args.prompt_version, asked)
+            print(
+                f"counting the calls{version} whose keys the model-call tables in {folder} "
+                f"ask ({len(asked)} keys): {int(frame['calls'].sum())} of the {every} stored; "
+                "the others were recorded for another world or config",
+                file=sys.stderr,
+            )
+        elif args.prompt_version:
+            print(
+                f"counting every stored call{version}, whatever world or config it was "
+                "recorded for; --build NAME counts only the calls one build asks",
+                file=sys.stderr,
+            )
     except StoreError as err:  # a corrupt record: --validate lists them all
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except BuildNotFound as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if args.stage:
         frame = frame[frame["stage"] == args.stage].reset_index(drop=True)
     sys.stdout.write(format_usage(frame, args.format))

@@ -48,7 +48,7 @@ import logging
 import os
 import threading
 import zlib
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1192,9 +1192,13 @@ USAGE_COLUMNS = [
 ]
 
 
-def usage_summary(store: Path, prompt_version: str | None = None) -> pd.DataFrame:
+def usage_summary(
+    store: Path, prompt_version: str | None = None, asked: Collection[str] | None = None
+) -> pd.DataFrame:
     """Calls, tokens, cost and summed latency per (stage, model), sorted; only the calls of
-    one prompt version when given (a prompt variant's own calls, README "Variants").
+    one prompt version when given (a prompt variant's own calls, README "Variants"), and only
+    those whose key is in ``asked`` when given (the calls one build asks, :func:`asked_keys`:
+    the store also keeps calls recorded for another world or config of the same version).
 
     ``calls`` counts every stored record (each was paid for, including answers later replaced
     by ``refresh``); ``keys`` counts distinct calls, i.e. what replay serves; ``latency_s`` sums
@@ -1205,6 +1209,8 @@ def usage_summary(store: Path, prompt_version: str | None = None) -> pd.DataFram
     for stage, model, path in iter_store(store):
         for _, rec in iter_shard(path):
             if prompt_version is not None and rec.get("prompt_version") != prompt_version:
+                continue
+            if asked is not None and rec["key"] not in asked:
                 continue
             row = rows.setdefault(
                 (stage, model),
@@ -1227,3 +1233,27 @@ def usage_summary(store: Path, prompt_version: str | None = None) -> pd.DataFram
     frame["cost_usd"] = frame["cost_usd"].astype(float)
     frame["latency_s"] = frame["latency_s"].astype(float).round(1)
     return frame.reset_index(drop=True)
+
+
+#: the columns of a model-call table that name the calls it was made from (a reply, its repair)
+CALL_KEY_COLUMNS = ("call_key", "repair_key")
+
+
+def asked_keys(folder: Path) -> set[str]:
+    """The call keys a build's model-call tables hold: every call its world and config ask.
+
+    ``folder`` is the build's model-call folder (``results/<dataset>[/variants/<name>]``); its
+    tables are the Parquet files below it with a ``call_key`` column, shard tables and the
+    variants' folders left out.
+    """
+    import pyarrow.parquet as pq
+
+    keys: set[str] = set()
+    for path in sorted(folder.rglob("*.parquet")):
+        if {"shards", "variants"} & set(path.relative_to(folder).parts[:-1]):
+            continue
+        columns = [c for c in CALL_KEY_COLUMNS if c in pq.read_schema(path).names]
+        if columns:
+            table = pd.read_parquet(path, columns=columns)
+            keys.update(v for c in columns for v in table[c].dropna())
+    return keys

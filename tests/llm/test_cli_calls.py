@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+import yaml
+
 from analysis.cli import main
 from analysis.llm.calls import ChatRequest, run_calls
 from analysis.llm.models import ModelSpec
@@ -71,3 +74,53 @@ def test_calls_outside_any_checkout_asks_for_repo(tmp_path: Path, capsys, monkey
     monkeypatch.chdir(tmp_path)
     assert main(["calls"]) == 2
     assert "no workflow/Snakefile at or above" in capsys.readouterr().err
+
+
+def test_calls_of_one_build_leave_out_those_recorded_for_another_world(
+    model: ModelSpec, tmp_path: Path, fast: ClientSettings, capsys
+) -> None:
+    """The store keeps a prompt version's calls recorded on an older world beside the ones the
+    current world asks; ``--build`` counts only the keys the build's model-call tables hold
+    (its shard tables and other variants' folders aside), and a statistics variant's are the
+    default build's (its variant.yaml)."""
+    repo = tmp_path / "checkout"
+    (repo / "workflow").mkdir(parents=True)
+    (repo / "workflow" / "Snakefile").write_text("")
+    store = repo / "data" / "calls"
+
+    def record(questions: list[str]) -> list[str]:
+        results = run_calls(
+            model, [ChatRequest.from_prompt(q) for q in questions], stage="stage2_relevance",
+            store=store, mode="record", settings=fast, progress=False, prompt_version="v2",
+        )  # fmt: skip
+        return [r.key for r in results]
+
+    record(["old world 1", "old world 2", "old world 3"])
+    current = record(["new world 1", "new world 2"])
+    v2 = repo / "results" / "bundled" / "variants" / "prompts-v2"
+    for name, keys in (("votes/m.v2", current), ("votes/shards/m.v2.0-of-1", ["stale"])):
+        (v2 / "stage2" / name).parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"call_key": keys, "repair_key": None}).to_parquet(
+            v2 / "stage2" / f"{name}.parquet"
+        )
+    (v2 / "variant.yaml").write_text(
+        yaml.safe_dump({"folders": {"calls": str(v2.relative_to(repo))}})
+    )
+    stats = repo / "results" / "bundled" / "variants" / "stats.n_boot-200"
+    stats.mkdir(parents=True)
+    (stats / "variant.yaml").write_text(
+        yaml.safe_dump({"folders": {"calls": str(v2.relative_to(repo))}})
+    )
+
+    def calls(*args: str) -> tuple[int, str]:
+        assert main(["calls", "--repo", str(repo), "--format", "json", *args]) == 0
+        out, err = capsys.readouterr()
+        return sum(row["calls"] for row in json.loads(out)), err
+
+    every, err = calls("--prompt-version", "v2")
+    assert every == 5 and "whatever world or config" in err
+    for build in ("prompts-v2", "bundled:prompts-v2", str(v2), "stats.n_boot-200"):
+        asked, err = calls("--prompt-version", "v2", "--build", build)
+        assert asked == 2 and "2 of the 5 stored" in err, build
+    assert main(["calls", "--repo", str(repo), "--build", "default"]) == 2
+    assert "0 builds of that name" in capsys.readouterr().err
