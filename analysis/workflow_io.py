@@ -104,8 +104,9 @@ def run_model_step(smk: Any) -> pd.DataFrame:
 
     The step is the rule's entry of :data:`analysis.stages.steps.CALL_STEPS`. The job's
     ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config params) is the
-    shard count. The runtime-only ``llm`` keys (timeouts, retries, polling) come from the run's
-    config, not from params, so changing them reruns nothing. Inputs are read by the step's
+    shard count. It first removes the model's joined table of the step (``params.joined``).
+    The runtime-only ``llm`` keys (timeouts, retries, polling) come from the run's config, not
+    from params, so changing them reruns nothing. Inputs are read by the step's
     input names, in its order. ``params.store``, set when files move through a storage
     provider, is the call store on the shared claim (``call_store_root``).
     """
@@ -123,6 +124,13 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     from analysis.stages.steps import CALL_STEPS
     from analysis.workflow_config import overrides_from_snakemake, runtime_llm_keys
 
+    # Snakemake removed this shard's old table before the job started, and with it the record
+    # of why it reruns (changed params or code: the metadata of its output). Should the job fail
+    # or be killed, the next run sees only a missing intermediate file, which it does not remake
+    # while the joined table is newer than every input left (a Snakemake rule, not a bug), and
+    # that table, joined from the old shards, would be read as current. Removed here, it is
+    # missing too: a run that reads it rebuilds it, and every missing shard with it.
+    Path(smk.params.joined).unlink(missing_ok=True)
     step = CALL_STEPS[smk.params.step]
     params = smk.params.cfg  # dotted subtree paths -> plain values (workflow_config.subtree)
     stages = {k.removeprefix("stages."): v for k, v in params.items() if k.startswith("stages.")}

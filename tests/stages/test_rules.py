@@ -70,23 +70,30 @@ def test_model_call_rules_are_one_registry() -> None:
 @pytest.mark.slow
 def test_a_replay_miss_in_a_rule_prints_the_runs_own_overrides(tmp_path) -> None:
     """Issue 16: the printed record command kept none of the run's overrides, so following it
-    recorded the default model on the default dataset."""
+    recorded the default model on the default dataset. Issue 37: the failed shard job leaves
+    no joined table of the step behind (one joined from old shards was read as current after a
+    killed recording run: Snakemake does not remake a missing shard while the table is newer
+    than every input left)."""
     from tests.conftest import make_workflow_copy
 
     work = make_workflow_copy(tmp_path / "repo")
     overrides = f"llm.store={tmp_path / 'empty-store'} stages.stage2.vote_max_tokens=7"
     calls = build_paths(*overrides.split(), tier="calls")  # a variant of the model calls
+    joined = work / calls.result("stage2/votes/smollm2-135m.v1.parquet")
+    joined.parent.mkdir(parents=True)
+    joined.write_bytes(b"a table joined from an older set of shards")
     proc = run_snakemake(
         work,
         "--cores",
         "1",
-        calls.result("stage2/votes/smollm2-135m.v1.parquet"),
+        calls.result("stage2/votes/shards/smollm2-135m.v1.0-of-1.parquet"),
         "--config",
         f"overrides={overrides}",
         check=False,
         timeout=600,
     )
     assert proc.returncode != 0
+    assert not joined.exists(), "the failed shard job left the old joined table"
     log = (work / calls.logs / "model_relevance_votes.smollm2-135m.0.log").read_text()
     assert "ReplayMiss" in log
     command = re.search(r'snakemake --cores all --config overrides="([^"]+)"', log)

@@ -128,3 +128,9 @@ def shard_table(folder, model="{model}", shard="{shard}"):
 def call_shard(step):
     """One shard's table of a model-call step (wildcards model and shard)."""
     return shard_table(CALL_STEPS[step].folder)
+
+
+def joined_call_table(step):
+    """A shard job's params function: its model's joined table of the step, which the job
+    removes when it starts (analysis.workflow_io.run_model_step)."""
+    return lambda wildcards: call_table(step, wildcards.model)

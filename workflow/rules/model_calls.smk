@@ -1,7 +1,9 @@
 # Model-call rules, generated from the one registry of steps (analysis/stages/steps.py:
 # CALL_STEPS): per step, a rule named after it runs one shard of one model (wildcards model and
 # shard, llm.shards jobs per model); rule model_call_table joins a model's shards; rule
-# parse_failures counts unreadable outputs over every step's tables. Adding a step is one
+# parse_failures counts unreadable outputs over every step's tables. A shard job removes its
+# model's joined table when it starts (analysis/workflow_io.py: run_model_step), so a job that
+# fails or is killed leaves no table of the old shards behind. Adding a step is one
 # registry entry plus its function (docs/architecture.md). The rules are the model-call tier's
 # (analysis/variants.py): in a sweep, one member defines them for every member that shares them.
 
@@ -39,6 +41,7 @@ if owns("calls"):
                 ),
                 model=model_spec,
                 step=_step_name,
+                joined=joined_call_table(_step_name),
                 code=STAGE_CODE,
             script:
                 "../scripts/model_calls.py"
