@@ -24,6 +24,7 @@ from analysis.resamples import Part, Resamples, write_resamples
 from analysis.stats.records import Statistic, make_records, read_interval
 from analysis.stats.resampling import Units, plan, totals
 from analysis.stats.settings import StatsSettings
+from tests.paper.fake_study import write_fake_study
 from tests.settings_defaults import compose_config_plain
 
 
@@ -353,33 +354,12 @@ def test_two_commits_compare_from_their_committed_outputs(tmp_path: Path, capsys
     assert "'nope' is no commit" in capsys.readouterr().err
 
 
-FAKE_SNAKEFILE = '''
-import json
-
-D = [o.split("=", 1)[1] for o in config["overrides"].split() if o.startswith("data=")][0]
-
-
-rule numbers:
-    """The numbers of the fake study."""
-    input:
-        "data/value.txt",
-    output:
-        f"results/{D}/numbers.json",
-    run:
-        v = float(open(input[0]).read())
-        json.dump({"k.x": {"value": v, "display": f"{v:.2f}"}}, open(output[0], "w"))
-'''
-
-
 @pytest.mark.slow
 def test_a_commit_without_committed_outputs_is_built_in_a_temporary_worktree(
     tmp_path: Path, capsys
 ) -> None:
     repo = tmp_path / "repo"
-    (repo / "data").mkdir(parents=True)
-    (repo / "workflow").mkdir()
-    (repo / "workflow" / "Snakefile").write_text(FAKE_SNAKEFILE)
-    (repo / ".gitignore").write_text("results/\n.snakemake/\n")
+    write_fake_study(repo, "workflow/Snakefile", "1.0")
     _git(repo, "init", "-q")
     _git(repo, "config", "user.email", "t@example.org")
     _git(repo, "config", "user.name", "t")

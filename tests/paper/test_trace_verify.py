@@ -13,6 +13,7 @@ from analysis.cli import main
 from analysis.paper.provenance import collect_figures, render_figures_tex, render_provenance_tex
 from analysis.paper.verify import data_root_override, diff_numbers, source_files, verify
 from analysis.provenance import dump_json, sha256_file
+from tests.paper.fake_study import write_fake_study
 
 KEY = "stage2.final.kappa.human_human"
 
@@ -166,33 +167,12 @@ def test_real_data_root_outside_the_repo_is_passed_as_absolute() -> None:
     assert override.startswith("data.root=/") and override.endswith("annotation-tool")
 
 
-FAKE_SNAKEFILE = '''
-import json
-
-D = [o.split("=", 1)[1] for o in config["overrides"].split() if o.startswith("data=")][0]
-
-
-rule numbers:
-    """The numbers of the fake study."""
-    input:
-        "data/value.txt",
-    output:
-        f"results/{D}/numbers.json",
-    run:
-        v = float(open(input[0]).read())
-        json.dump({"k.x": {"value": v, "display": f"{v:.2f}"}}, open(output[0], "w"))
-'''
-
-
 @pytest.mark.slow
 def test_verify_rebuilds_in_a_fresh_copy_and_reports_changed_numbers(
     tmp_path: Path, capsys
 ) -> None:
     repo = tmp_path / "repo"
-    (repo / "data").mkdir(parents=True)
-    (repo / "Snakefile").write_text(FAKE_SNAKEFILE)
-    (repo / ".gitignore").write_text("results/\n.snakemake/\n")
-    (repo / "data" / "value.txt").write_text("1.0")
+    write_fake_study(repo, "Snakefile", "1.0")
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     dump_json(
         {"k.x": {"value": 1.0, "display": "1.00"}}, repo / "results" / "demo" / "numbers.json"
