@@ -73,11 +73,12 @@ def build_call_folder(root: Path, build: str) -> Path:
     """The folder holding a build's model-call tables.
 
     ``build`` is a build's results folder, or ``default``, a variant's name or
-    ``<dataset>:<name>`` (as ``recenter diff`` names builds). A build that shares another's
-    model calls (a statistics variant: the default build's) reads them in the folder its
-    ``variant.yaml`` names.
+    ``<dataset>:<name>`` (as ``recenter diff`` names builds). A built variant that shares
+    another build's model calls (a statistics variant: the default build's) reads them in the
+    folder its ``variant.yaml`` names; one whose model calls are all that is built yet (the
+    README's record command) has them in its own folder.
     """
-    folder = next((p for p in (Path(build), root / build) if (p / "variant.yaml").is_file()), None)
+    folder = next((p for p in (Path(build), root / build) if p.is_dir()), None)
     if folder is None:
         dataset, _, name = build.rpartition(":")
         results = root / "results"
@@ -91,7 +92,7 @@ def build_call_folder(root: Path, build: str) -> Path:
         found = [
             root / BuildPaths(d, None if name == "default" else name).results for d in datasets
         ]
-        found = [f for f in found if (f / "variant.yaml").is_file()]
+        found = [f for f in found if f.is_dir()]
         if len(found) != 1:
             where = ", ".join(str(f.relative_to(root)) for f in found) or "none is built"
             raise BuildNotFound(
@@ -99,6 +100,8 @@ def build_call_folder(root: Path, build: str) -> Path:
                 "one, as <dataset>:<variant> where several datasets have it"
             )
         folder = found[0]
+    if not (folder / "variant.yaml").is_file():
+        return folder
     calls = yaml.safe_load((folder / "variant.yaml").read_text(encoding="utf-8"))["folders"]
     return root / calls["calls"]
 
@@ -137,6 +140,11 @@ def run(args: argparse.Namespace) -> int:
         if args.build:
             folder = build_call_folder(Path(args.repo or "."), args.build)
             asked = asked_keys(folder)
+            if not asked:
+                raise BuildNotFound(
+                    f"--build {args.build}: no model-call tables in {folder}; build its model "
+                    "calls first (README, 'Example: a prompt variant')"
+                )
             every = int(frame["calls"].sum())
             frame = usage_summary(store, args.prompt_version, asked)
             print(

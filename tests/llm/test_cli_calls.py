@@ -122,5 +122,9 @@ def test_calls_of_one_build_leave_out_those_recorded_for_another_world(
     for build in ("prompts-v2", "bundled:prompts-v2", str(v2), "stats.n_boot-200"):
         asked, err = calls("--prompt-version", "v2", "--build", build)
         assert asked == 2 and "2 of the 5 stored" in err, build
+    (v2 / "variant.yaml").unlink()  # only its model calls built yet: its own folder
+    assert calls("--build", "prompts-v2")[0] == 2
     assert main(["calls", "--repo", str(repo), "--build", "default"]) == 2
+    assert "no model-call tables in" in capsys.readouterr().err
+    assert main(["calls", "--repo", str(repo), "--build", "other"]) == 2
     assert "0 builds of that name" in capsys.readouterr().err
