@@ -8,20 +8,23 @@ holds what the stages compute alike before that:
 * the per-observation 2x2 cells of a rater pair, from which kappa, precision, recall and F1
   follow on any resample's totals;
 * the one definition of a leave-one-rater-out reference (:func:`leave_one_out_majority`), so
-  every human ceiling and every model scored against the same references agree.
+  every human ceiling and every model scored against the same references agree, and the one
+  way deleting a person changes those references (:func:`person_deletions`), so stage 1's
+  and stage 2's ceilings resample people alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from analysis.data.vocabulary import FINAL, PILOT
 from analysis.stats.agreement import kappa_from_tables
-from analysis.stats.resampling import DesignTotals
+from analysis.stats.resampling import Deletions, DesignTotals
 
 
 class StudyDataError(ValueError):
@@ -198,3 +201,81 @@ def loo_phrase(min_others: int = MIN_OTHERS) -> str:
         "the majority of the other human raters of the same item (leave-one-human-out; at "
         f"least {min_others} of them; items where they tie dropped)"
     )
+
+
+def person_deletions(
+    names: Sequence[str],
+    cols: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    owner: Mapping[str, str],
+    votes: pd.DataFrame,
+    n_voted: np.ndarray,
+    n_yes: np.ndarray,
+    stems: Callable[[str, np.ndarray, np.ndarray], list[tuple[str, np.ndarray]]],
+) -> Deletions:
+    """What deleting a person changes: its own columns go, and every other person's
+    leave-one-out reference on an item it voted on is recomputed without its vote.
+
+    ``cols`` are the named (rows, values) columns of the totals, ``owner`` the columns each
+    person owns (its votes, its own reference's cells, models against that reference),
+    ``votes`` every human vote (``row``, ``voter``, ``vote`` 0/1), and ``n_voted`` /
+    ``n_yes`` each item's human vote and YES counts. ``stems(h, rows, own)`` names the
+    columns compared with ``h``'s reference on ``rows`` (``h`` voting ``own`` there): a list
+    of (stem, values), whose 2x2 cells with the reference are the columns
+    ``"{stem}|<cell>"``.
+
+    A leave-one-out entry depends on every voter of its item: the left-out person and the
+    others whose votes make the reference. Deleting person ``a`` removes the columns it owns
+    and, on each item ``a`` voted on, recomputes each other voter's reference from the voters
+    left (:func:`loo_majority_from_counts`: with three voters per item the two left have no
+    reference of at least two others, so their entries go). Deleting only the owned columns
+    leaves out the references a person's vote is part of, so the people's share of a
+    ceiling's variance goes missing (issue 34's coverage study: stage 2's ceilings and the
+    models' scores against the rest covered 0.52-0.78 of simulated worlds that way).
+    """
+    index = {n: j for j, n in enumerate(names)}
+    who, at, col, val = [], [], [], []
+
+    def add(person: np.ndarray, rows: np.ndarray, name: str, change: np.ndarray) -> None:
+        keep = change != 0
+        if name in index and keep.any():
+            who.append(person[keep])
+            at.append(rows[keep])
+            col.append(np.full(int(keep.sum()), index[name]))
+            val.append(change[keep])
+
+    for name, h in owner.items():
+        rows, values = cols[name]
+        add(np.full(rows.size, h, dtype=object), rows, name, -values)
+    # every (deleted person a, other voter h) of an item both voted on
+    pairs = votes.merge(votes, on="row", suffixes=("_a", "_h"))
+    pairs = pairs[pairs["voter_a"] != pairs["voter_h"]]
+    row = pairs["row"].to_numpy()
+    deleted = pairs["voter_a"].to_numpy()
+    n, yes = n_voted[row], n_yes[row]
+    own = pairs["vote_h"].to_numpy()
+    old, _ = loo_majority_from_counts(own, n, yes)
+    new, _ = loo_majority_from_counts(own, n - 1, yes - pairs["vote_a"].to_numpy())
+    changed = ~((old == new) | (np.isnan(old) & np.isnan(new)))
+    keep = np.flatnonzero(changed)
+    voter = pairs["voter_h"].to_numpy()[keep]
+    order = np.argsort(voter, kind="stable")
+    keep, voter = keep[order], voter[order]
+    bounds = np.flatnonzero(np.r_[True, voter[1:] != voter[:-1], True]) if keep.size else [0]
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        h, on = voter[start], keep[start:stop]
+        r, a, before, after = row[on], deleted[on], old[on], new[on]
+        for stem, x in stems(h, r, own[on]):
+            cells_new, cells_old = pair_cells(x, after), pair_cells(x, before)
+            for cell in CELLS:
+                add(a, r, f"{stem}|{cell}", cells_new[cell] - cells_old[cell])
+    if not val:
+        return Deletions(
+            np.empty(0, dtype=object),
+            np.empty(0, dtype=np.int64),
+            sparse.csr_matrix((0, len(names))),
+        )
+    change = np.concatenate(val)
+    matrix = sparse.csr_matrix(
+        (change, (np.arange(change.size), np.concatenate(col))), shape=(change.size, len(names))
+    )
+    return Deletions(np.concatenate(who), np.concatenate(at).astype(np.int64), matrix)

@@ -37,8 +37,11 @@ synthetic) would get intervals wider than their sampling spread (the coverage be
 found the overall acceptance rate's interval over-covering). People's judgments
 (``attribute_judgments``: acceptance, flags, agreement, the ceiling) also resample the
 annotators; the verifiers against the human majority (``attribute_labels``) hold the models
-and the majority fixed. Under ``stats.design = one_way``, ``stats.cluster = item`` resamples
-attributes (a judgment has no prompt, so ``prompt`` falls back to users).
+and the majority fixed. Deleting a person from the ceiling removes its own decisions and
+rebuilds every other person's leave-one-out reference on the attributes it judged from the
+people left (:func:`analysis.stats.study_common.person_deletions`, as in stage 2). Under
+``stats.design = one_way``, ``stats.cluster = item`` resamples attributes (a judgment has no
+prompt, so ``prompt`` falls back to users).
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ from analysis.stats.study_common import (
     nanmean_arrays,
     pair_cells,
     pair_kappa,
+    person_deletions,
     ratio,
     require_columns,
     require_unique,
@@ -500,7 +504,21 @@ def verifier_agreement(
         noun="attributes",
     )
     labels = plan(settings, LABELS_DESIGN, units)
-    tb = totals(plan(settings, JUDGMENTS, units), cols, len(index), annotator_columns=owner)
+    people = plan(settings, JUDGMENTS, units)
+    deletions = None
+    if people.annotators:
+        # deleting a person also rebuilds the other people's references on its attributes
+        votes = pd.DataFrame(
+            {
+                "row": rows.astype(np.int64),
+                "voter": human["rater"].to_numpy(dtype=object),
+                "vote": human["acc"].to_numpy(),
+            }
+        )
+        deletions = person_deletions(
+            tuple(cols), cols, owner, votes, n_h, yes, lambda h, r, o: [(f"{h}|rest", o)]
+        )
+    tb = totals(people, cols, len(index), deletions=deletions)
     code = f"{MODULE}:verifier_agreement"
     ref = (
         "the human majority (accepted when more than half of the attribute's human judgments "

@@ -49,7 +49,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from analysis.data.vocabulary import HUMAN, HUMAN_MAJORITY, MODEL, VOTE_KINDS
 from analysis.provenance import Record
@@ -88,6 +87,7 @@ from analysis.stats.study_common import (
     pair_cells,
     pair_kappa,
     pair_prf,
+    person_deletions,
     ratio,
     require_columns,
     require_unique,
@@ -377,35 +377,10 @@ def _person_deletions(
     cols: Mapping[str, tuple[np.ndarray, np.ndarray]],
     owner: Mapping[str, str],
 ) -> Deletions:
-    """What deleting a person changes: its own columns go, and every other person's
-    leave-one-out reference on an item it voted on is recomputed without its vote.
-
-    A leave-one-out entry (a person against the others' majority, a model against that
-    reference, the person on the model's items) depends on every voter of its item: the
-    left-out person and the others whose votes make the reference. Deleting person ``a``
-    removes the columns it owns (its votes, its own references and the models' scores
-    against them) and, on each item ``a`` voted on, recomputes each other voter's reference
-    from the voters left (:func:`loo_majority_from_counts`: with three voters per item the
-    two left have no reference of at least two others, so their entries go). Deleting only
-    the owned columns left out the references a person's vote is part of, so the people's
-    share of a ceiling's variance went missing (issue 34's coverage study: the ceilings and
-    the models' scores against the rest covered 0.52-0.78 of simulated worlds).
-    """
-    index = {n: j for j, n in enumerate(names)}
-    who, at, col, val = [], [], [], []
-
-    def add(person: np.ndarray, rows: np.ndarray, name: str, change: np.ndarray) -> None:
-        keep = change != 0
-        if name in index and keep.any():
-            who.append(person[keep])
-            at.append(rows[keep])
-            col.append(np.full(int(keep.sum()), index[name]))
-            val.append(change[keep])
-
-    for name, h in owner.items():
-        rows, values = cols[name]
-        add(np.full(rows.size, h, dtype=object), rows, name, -values)
-    # every (deleted person a, other voter h) of an item both voted on
+    """What deleting a person changes (:func:`person_deletions`): its own columns go, and on
+    each item it voted on every other voter's reference is rebuilt without its vote, with
+    the models' scores against that reference and the voter's own votes on the models'
+    items (the gaps)."""
     votes = pd.DataFrame(
         {
             "row": np.concatenate([r for r, _ in rv.human_votes]).astype(np.int64),
@@ -418,45 +393,18 @@ def _person_deletions(
             "vote": np.concatenate([v for _, v in rv.human_votes]).astype(np.float64),
         }
     )
-    pairs = votes.merge(votes, on="row", suffixes=("_a", "_h"))
-    pairs = pairs[pairs["voter_a"] != pairs["voter_h"]]
-    row = pairs["row"].to_numpy()
-    deleted = pairs["voter_a"].to_numpy()
-    n, yes = rv.human_n[row], rv.human_yes[row]
-    own = pairs["vote_h"].to_numpy()
-    old, _ = loo_majority_from_counts(own, n, yes)
-    new, _ = loo_majority_from_counts(own, n - 1, yes - pairs["vote_a"].to_numpy())
-    changed = ~((old == new) | (np.isnan(old) & np.isnan(new)))
-    keep = np.flatnonzero(changed)
-    voter = pairs["voter_h"].to_numpy()[keep]
-    order = np.argsort(voter, kind="stable")
-    keep, voter = keep[order], voter[order]
-    bounds = np.flatnonzero(np.r_[True, voter[1:] != voter[:-1], True]) if keep.size else [0]
-    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
-        h, on = voter[start], keep[start:stop]
-        r, a, o, before, after = row[on], deleted[on], own[on], old[on], new[on]
-        stems = [(f"{h}|rest", o)]
+
+    def stems(h: str, r: np.ndarray, o: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        out = [(f"{h}|rest", o)]
         for m in rv.models:
             model = rv.column(m)[r]
-            stems.append((f"{m}|{rest_name(h)}", model))
-            stems.append(
+            out.append((f"{m}|{rest_name(h)}", model))
+            out.append(
                 (f"{restricted_name(h, m)}|{rest_name(h)}", np.where(np.isfinite(model), o, np.nan))
             )
-        for stem, x in stems:
-            cells_new, cells_old = pair_cells(x, after), pair_cells(x, before)
-            for cell in CELLS:
-                add(a, r, f"{stem}|{cell}", cells_new[cell] - cells_old[cell])
-    if not val:
-        return Deletions(
-            np.empty(0, dtype=object),
-            np.empty(0, dtype=np.int64),
-            sparse.csr_matrix((0, len(names))),
-        )
-    change = np.concatenate(val)
-    matrix = sparse.csr_matrix(
-        (change, (np.arange(change.size), np.concatenate(col))), shape=(change.size, len(names))
-    )
-    return Deletions(np.concatenate(who), np.concatenate(at).astype(np.int64), matrix)
+        return out
+
+    return person_deletions(names, cols, owner, votes, rv.human_n, rv.human_yes, stems)
 
 
 # --------------------------------------------------------------------------------------

@@ -359,3 +359,69 @@ def test_resamples_keep_each_source_s_number_of_users() -> None:
     )
     (part,) = statistic.estimate.parts
     assert part.stratified_by == "source" and np.all(part.replicates == 0.5)
+
+
+def test_deleting_a_person_rebuilds_the_others_ceiling_references() -> None:
+    """The annotators' jackknife values of the verifier ceiling are the ceiling recomputed
+    without each person: its own decisions go, and every other person's leave-one-out
+    reference on an attribute it judged is rebuilt from the people left (a first-order
+    deletion kept the others' references, its vote included). Deleting D is worked by hand
+    below; every deletion is checked against the records of the data without that person."""
+    from analysis.stats.study_stage1 import verifier_agreement
+
+    # attribute: user, accept decisions of A B C D ("-": not judged); verifier V accepts all
+    table = {
+        "x1": ("u1", "1110"),
+        "x2": ("u1", "0011"),
+        "x3": ("u1", "1011"),
+        "x4": ("u2", "0001"),
+        "x5": ("u2", "110-"),
+        "x6": ("u3", "010-"),
+        "x7": ("u3", "111-"),
+        "x8": ("u4", "-001"),
+        "x9": ("u4", "1-00"),
+        "x10": ("u4", "01-1"),
+    }
+    rows = [
+        {
+            "attribute_id": attr,
+            "user_id": user,
+            "rater": rater,
+            "rater_kind": "model" if rater == "V" else "human",
+            "raw_rater": rater,
+            "round": "final",
+            "label": "accepted" if code == "1" else "rejected",
+            "note": None,
+        }
+        for attr, (user, codes) in table.items()
+        for rater, code in zip("ABCDV", codes + "1", strict=True)
+        if code != "-"
+    ]
+    frame = pd.DataFrame(rows)
+    cfg = stats_settings(n_boot=50, design="declared", min_shared_items=1)
+
+    def ceiling_statistic(data: pd.DataFrame):
+        df, round_name = _judgments(data, USERS)
+        per_attr = df.groupby("attribute_id")[["user_id", "source"]].first()
+        stats = verifier_agreement(df, round_name, cfg, per_attr)
+        return next(s for s in stats if s.key == "stage1.ceiling.kappa_human_vs_rest")
+
+    part = next(p for p in ceiling_statistic(frame).estimate.parts if p.cluster == "annotators")
+    jackknife = np.asarray(part.jackknife).ravel()
+    assert jackknife.size == 4
+    # without D, x1-x7 keep three people (each person's reference: the two others, a 1-1
+    # tie dropped) and x8-x10 two (one other person is no reference):
+    #   A vs (B, C): x1 1|1, x4 0|0, x7 1|1              (x2, x3, x5, x6 tie)
+    #   B vs (A, C): x1 1|1, x3 0|1, x4 0|0, x6 1|0, x7 1|1   (x2, x5 tie)
+    #   C vs (A, B): x1 1|1, x2 1|0, x4 0|0, x5 0|1, x7 1|1   (x3, x6 tie)
+    by_hand = np.mean(
+        [
+            cohen_kappa_score([1, 0, 1], [1, 0, 1]),
+            cohen_kappa_score([1, 0, 0, 1, 1], [1, 1, 0, 0, 1]),
+            cohen_kappa_score([1, 1, 0, 0, 1], [1, 0, 0, 1, 1]),
+        ]
+    )
+    assert jackknife[3] == pytest.approx(by_hand)
+    for i, person in enumerate("ABCD"):
+        without = ceiling_statistic(frame[frame["rater"] != person]).estimate.estimate
+        assert jackknife[i] == pytest.approx(float(np.ravel(without)[0])), person
