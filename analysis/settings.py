@@ -257,6 +257,8 @@ class Factor(StrEnum):
     annotators = "annotators"
     models = "models"
     cases = "cases"
+    #: the simulated worlds of the coverage study (each an independent draw of the simulation)
+    worlds = "worlds"
 
 
 class Strata(StrEnum):

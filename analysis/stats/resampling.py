@@ -101,6 +101,7 @@ NOUNS = {
     "annotators": "annotators",
     "cases": "cases",
     "models": "models",
+    "worlds": "simulated worlds",
 }
 #: the one-way units of ``stats.cluster`` (and of a caller's own unit) -> the Units field
 ONE_WAY = {"user": "users", "prompt": "prompts", "item": None}
@@ -130,7 +131,7 @@ class Units:
 class Resampled:
     """One random factor as a plan resamples it."""
 
-    name: str  # users | prompts | cells | cases | items
+    name: str  # users | prompts | cells | cases | worlds | items
     noun: str
     labels: np.ndarray | None  # per observation (None: every observation its own level)
     n_levels: int
@@ -300,8 +301,9 @@ def plan(settings: StatsSettings, design: str, units: Units, one_way: str | None
             single.append(name)
     if len(rows) == 2:
         rows.append(("cells", cell_labels(rows[0][1], rows[1][1])))
-    if not rows:  # cases, or a design whose random factors have one level here
-        rows.append(("cases", None) if "cases" in random else ("items", units.items))
+    if not rows:  # cases or worlds, or a design whose random factors have one level here
+        own = [f for f in ("cases", "worlds") if f in random]
+        rows.append((own[0], None) if own else ("items", units.items))
     factors = tuple(
         _factor(
             name,

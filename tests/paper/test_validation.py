@@ -16,11 +16,14 @@ from analysis.paper.validation import (
     family_of,
     read_coverage_worlds,
     read_truth,
+    recovery_records,
+    render_recovery_table,
     render_validation_table,
     validation_records,
 )
 from analysis.provenance import RecordError
 from analysis.stats.coverage import interval_coverage, pooled_coverage
+from tests.settings_defaults import stats_settings
 
 ESTIMATES = {
     "stage2.final.kappa.human_human": {
@@ -280,3 +283,51 @@ def test_committed_coverage_worlds_read_and_match_the_truth_keys() -> None:
         "stage1.kappa.human_human",
     ):
         assert key in worlds.rows["design"], key
+
+
+def test_recovery_across_worlds_by_hand() -> None:
+    """Per family, the bias over (world, estimand) pairs with the t interval of the worlds'
+    mean errors (five worlds: the delete-one jackknife over worlds, 4 degrees of freedom),
+    the RMSE and the mean interval width, made by the record maker under its design."""
+    from scipy import stats
+
+    errors = {
+        "stage2.final.kappa.human_human": [0.01, -0.02, 0.03, 0.00, 0.02],
+        "stage2.final.kappa.model_model": [0.03, 0.00, -0.01, 0.02, 0.01],
+    }
+    half = {"stage2.final.kappa.human_human": 0.05, "stage2.final.kappa.model_model": 0.03}
+    rows = {
+        k: np.array([[0.4 + e, 0.4 + e - half[k], 0.4 + e + half[k], 0.4] for e in errs])
+        for k, errs in errors.items()
+    }
+    rows["stage1.kappa.human_human"] = np.array([[0.3, 0.2, 0.4, 0.31]] * 4 + [[np.nan] * 4])
+    index = {k: np.arange(5) for k in rows}
+    worlds = CoverageWorlds(
+        n_worlds=5,
+        seeds=(1, 5),
+        n_boot=2000,
+        rows={"design": rows, "user_only": rows},
+        world={"design": index, "user_only": index},
+    )
+    recs = {r.key: r for r in recovery_records(worlds, stats_settings())}
+    stem = "validation.recovery.family.stage2_kappa."
+    per_world = np.mean(list(errors.values()), axis=0)  # [0.02, -0.01, 0.01, 0.01, 0.015]
+    bias = recs[stem + "bias"]
+    assert bias.value == pytest.approx(0.009) and bias.n == 10
+    t_half = stats.t.ppf(0.975, 4) * per_world.std(ddof=1) / np.sqrt(5)
+    assert (bias.ci_low, bias.ci_high) == pytest.approx((0.009 - t_half, 0.009 + t_half))
+    assert "design simulated_worlds: simulated worlds (5) random" in bias.method
+    assert "t interval (4.0 degrees of freedom" in bias.method
+    assert "delete-one jackknife over 5 simulated worlds" in bias.method
+    all_errors = np.concatenate(list(errors.values()))
+    assert recs[stem + "rmse"].value == pytest.approx(np.sqrt(np.mean(all_errors**2)))
+    assert recs[stem + "mean_ci_width"].value == pytest.approx(0.08)
+    assert recs[stem + "rmse"].ci_low >= 0
+    # a world without the estimand is left out, not counted as an error of 0
+    one = recs["validation.recovery.family.stage1_agreement.bias"]
+    assert one.n == 4 and one.value == pytest.approx(-0.01)
+    numbers = _numbers(list(recs.values()) + coverage_records(worlds))
+    tex = render_recovery_table(numbers)
+    assert rf"\rcint{{{stem}bias}}" in tex and rf"\rc{{{stem}rmse}}" in tex
+    assert "too few worlds to bootstrap" in tex and r"\emph{Simulated data}" in tex
+    assert "tabular" not in render_recovery_table(ESTIMATES)  # real data: no worlds

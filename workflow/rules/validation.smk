@@ -14,7 +14,7 @@ WITH_COVERAGE = (
 if TRUTH_FILE.is_file():
 
     rule validation_records:
-        """Each estimate against the simulated world's truth; coverage across worlds (bundled)."""
+        """Each estimate against the simulated world's truth; coverage and recovery across worlds (bundled)."""
         input:
             records=[
                 record_file(r)
@@ -36,6 +36,7 @@ if TRUTH_FILE.is_file():
         resources:
             mem_mb=500,
         params:
+            cfg=subtree(CFG, "stats", "run.seed", "stages.caveats"),
             code=code_hash(
                 "analysis.paper.validation",
                 "analysis.stats.coverage",
