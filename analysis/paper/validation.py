@@ -86,8 +86,8 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "stage3_shares",
-        "Stage 3: better / no-better shares",
-        r"^stage3\.(no_better_share|human_better_share|judge_better_share)",
+        "Stage 3: better / no-better / worse / equal shares",
+        r"^stage3\.(no_better_share|human_better_share|judge_better_share|worse_share|equal_share)",
     ),
     ("stage3_mentions", "Stage 3: mention rates and deltas", r"^stage3\.mention_(rate|delta)\."),
 )

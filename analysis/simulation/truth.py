@@ -345,7 +345,15 @@ def _rating_pmf(mean: np.ndarray, sd: float) -> np.ndarray:
 def _share_no_better(
     slot_mean: np.ndarray, slot_item: np.ndarray, shared_sd: float, slot_sd: float
 ) -> np.ndarray:
-    """P(an item's mean rating <= 3) per item: slots share one normal effect per item.
+    """P(an item's mean rating <= 3) per item: slots share one normal effect per item."""
+    return _shares_by_tie_rule(slot_mean, slot_item, shared_sd, slot_sd)[0]
+
+
+def _shares_by_tie_rule(
+    slot_mean: np.ndarray, slot_item: np.ndarray, shared_sd: float, slot_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """P(an item's mean rating <= 3) and P(it is exactly 3) per item (the tie rule's split:
+    worse = the first minus the second); slots share one normal effect per item.
 
     Given the shared effect (quadrature nodes), the slots' ratings are independent; their
     sum's distribution is convolved slot by slot, items with the same number of slots at once.
@@ -354,6 +362,7 @@ def _share_no_better(
     counts = np.bincount(slot_item)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     out = np.empty(len(counts))
+    equal = np.empty(len(counts))
     for n in np.unique(counts):
         items = np.flatnonzero(counts == n)
         means = slot_mean[starts[items][:, None] + np.arange(n)]  # (items, n)
@@ -367,7 +376,8 @@ def _share_no_better(
             dist = new
         # dist[..., j] = P(sum of (rating - 1) = j); mean <= 3 <=> sum(rating - 1) <= 2 n
         out[items] = dist[:, :, : 2 * n + 1].sum(axis=2) @ weights
-    return out
+        equal[items] = dist[:, :, 2 * n] @ weights
+    return out, equal
 
 
 @functools.lru_cache(maxsize=4)
@@ -384,10 +394,14 @@ def _stage3(p: WorldParameters) -> dict[str, Truth]:
     human_shared = float(np.hypot(shared_q, p.stage3_severity_sd))  # one person per item
     human_slot = float(np.hypot(p.slot_quality_sd, p.human_rating_noise))
     eh = _rating_pmf(human_mean, float(np.hypot(human_shared, human_slot))) @ k
-    no_better = _share_no_better(human_mean, design.stage3_slot_item, human_shared, human_slot)
+    no_better, equal = _shares_by_tie_rule(
+        human_mean, design.stage3_slot_item, human_shared, human_slot
+    )
     human_better = float(1 - no_better.mean())
     out = {
         "stage3.no_better_share": Truth(float(no_better.mean()), _DRAWN),
+        "stage3.worse_share": Truth(float((no_better - equal).mean()), _DRAWN),
+        "stage3.equal_share": Truth(float(equal.mean()), _DRAWN),
         "stage3.human_better_share": Truth(human_better, _DRAWN),
         "stage3.mean_rating.human": Truth(float(eh.mean()), _DRAWN),
         "stage3.mention_delta.human": Truth(float(eh[nm].mean() - eh[~nm].mean()), _DRAWN),

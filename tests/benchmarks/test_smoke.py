@@ -137,6 +137,9 @@ def test_bench_coverage(tmp_path: Path) -> None:
     assert cov["worlds"] == 1 and cov["n_boot"] == [20]
     assert cov["world_commits"] == {head_commit(): 1}
     assert "stage2.final.kappa.human_human" in cov["estimands"]
+    # the tie rule's split of the no-better share (issue 35) is in the study, in its family
+    for key in ("stage3.worse_share", "stage3.equal_share"):
+        assert cov["estimands"][key]["family"] == "stage3_shares", key
     for row in cov["estimands"].values():
         for config in ("design", "user_only"):  # both intervals of every estimand
             assert row[config]["worlds"] == 1 and 0 <= row[config]["coverage"] <= 1

@@ -160,7 +160,7 @@ def test_stage2_rates_agreement_and_ceiling_match_a_large_draw(worlds, truths) -
 def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> None:
     """The delta's truth includes what goes with mentioning (generator quality), so it differs
     from the latent effect parameter, and the raw ratings of many worlds agree with it."""
-    deltas, judge, no_better, judge_better = [], [], [], []
+    deltas, judge, no_better, worse, equal, judge_better = [], [], [], [], [], []
     for w in worlds:
         named, ratings = w["stage3_slot_named"], w["stage3_human_ratings"]
         deltas.append(ratings[named].mean() - ratings[~named].mean())
@@ -169,11 +169,16 @@ def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> N
         items = w["stage3_slot_item"]
         means = np.bincount(items, ratings) / np.bincount(items)
         no_better.append((means <= 3).mean())
+        worse.append((means < 3).mean())
+        equal.append(np.isclose(means, 3).mean())
         judge_means = np.bincount(items, w["stage3_judge_ratings"][:, 0]) / np.bincount(items)
         judge_better.append((judge_means > 3).mean() - (means > 3).mean())
     _check(deltas, _column(truths, "stage3.mention_delta.human"), "human mention delta")
     _check(judge, _column(truths, "stage3.mention_delta.sim-llm-e"), "judge e mention delta")
     _check(no_better, _column(truths, "stage3.no_better_share"), "no-better share")
+    # the tie rule's split of the no-better share (issue 35): worse (< 3) and equal (= 3)
+    _check(worse, _column(truths, "stage3.worse_share"), "worse share")
+    _check(equal, _column(truths, "stage3.equal_share"), "equal share")
     _check(
         judge_better,
         _column(truths, "stage3.judge_better_share_minus_human.sim-llm-a"),
