@@ -1255,5 +1255,5 @@ def asked_keys(folder: Path) -> set[str]:
         columns = [c for c in CALL_KEY_COLUMNS if c in pq.read_schema(path).names]
         if columns:
             table = pd.read_parquet(path, columns=columns)
-            keys.update(v for c in columns for v in table[c].dropna())
+            keys.update(v for c in columns for v in table[c].dropna() if v)  # "": no call
     return keys

@@ -98,7 +98,7 @@ def test_calls_of_one_build_leave_out_those_recorded_for_another_world(
     record(["old world 1", "old world 2", "old world 3"])
     current = record(["new world 1", "new world 2"])
     v2 = repo / "results" / "bundled" / "variants" / "prompts-v2"
-    for name, keys in (("votes/m.v2", current), ("votes/shards/m.v2.0-of-1", ["stale"])):
+    for name, keys in (("votes/m.v2", [*current, ""]), ("votes/shards/m.v2.0-of-1", ["stale"])):
         (v2 / "stage2" / name).parent.mkdir(parents=True, exist_ok=True)
         pd.DataFrame({"call_key": keys, "repair_key": None}).to_parquet(
             v2 / "stage2" / f"{name}.parquet"
@@ -121,7 +121,7 @@ def test_calls_of_one_build_leave_out_those_recorded_for_another_world(
     assert every == 5 and "whatever world or config" in err
     for build in ("prompts-v2", "bundled:prompts-v2", str(v2), "stats.n_boot-200"):
         asked, err = calls("--prompt-version", "v2", "--build", build)
-        assert asked == 2 and "2 of the 5 stored" in err, build
+        assert asked == 2 and "(2 keys): 2 of the 5 stored" in err, build
     (v2 / "variant.yaml").unlink()  # only its model calls built yet: its own folder
     assert calls("--build", "prompts-v2")[0] == 2
     assert main(["calls", "--repo", str(repo), "--build", "default"]) == 2
