@@ -253,7 +253,12 @@ def identify(overrides: Sequence[str], cfg: Mapping[str, Any], config_dir: Path)
     """The variant the (already composed and checked) ``cfg`` of ``overrides`` is."""
     parsed = _parse(overrides)
     dataset_tokens = tuple(o.input_line for o in parsed if _is_dataset_override(o))
-    default = json.loads(_dataset_default(dataset_tokens, str(Path(config_dir).resolve())))
+    if len(dataset_tokens) == len(parsed):
+        # only the dataset is chosen: ``cfg`` is its default (composing it again costs about
+        # a second of every snakemake call, dry runs included)
+        default = json.loads(json.dumps(cfg, sort_keys=True, default=str))
+    else:
+        default = json.loads(_dataset_default(dataset_tokens, str(Path(config_dir).resolve())))
     changed = changed_keys(cfg, default)
     others = [o for o in parsed if not _is_dataset_override(o)]
     scopes: dict[str, str | None] = {}

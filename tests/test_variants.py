@@ -15,6 +15,7 @@ import pytest
 from analysis.cli import main
 from analysis.paths import BuildPaths, list_variants
 from analysis.settings import ConfigError
+from analysis import variants
 from analysis.variants import identify, plan_sweep
 from analysis.workflow_config import compose_config, expand_sweep, sweep_from_snakemake
 from tests.conftest import REPO_ROOT, make_workflow_copy, run_snakemake
@@ -39,6 +40,21 @@ def test_the_default_build_keeps_its_paths() -> None:
     # the dataset's overrides choose the dataset, not a variant
     real = _variant("data=annotation_tool", "data.root=/somewhere")
     assert real.name is None and real.paths().numbers == "results/annotation_tool/numbers.json"
+
+
+def test_a_dataset_choice_alone_is_identified_without_composing_again(monkeypatch) -> None:
+    """Every snakemake call identifies its build; with only the dataset chosen (the default
+    and the real-data builds) the composed config is the dataset's default, and the variant is
+    the one a second composition would give."""
+    overrides = ["data=annotation_tool", "data.root=/somewhere"]
+    cfg = compose_config(overrides, config_dir=CONFIG_DIR)
+    composed = variants._dataset_default(tuple(overrides), str(CONFIG_DIR.resolve()))
+    calls = []
+    monkeypatch.setattr(variants, "_dataset_default", lambda *a: calls.append(a) or composed)
+    fast = identify(overrides, cfg, CONFIG_DIR)
+    assert calls == [] and fast.name is None and fast.changed == ()
+    slow = identify([*overrides, "stats.n_boot=2000"], cfg, CONFIG_DIR)  # 2000: the default
+    assert len(calls) == 1 and slow.scopes == fast.scopes and slow.changed == fast.changed
 
 
 @pytest.mark.parametrize(
