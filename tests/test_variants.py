@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from analysis import variants
 from analysis.cli import main
 from analysis.paths import BuildPaths, list_variants
 from analysis.settings import ConfigError
-from analysis import variants
 from analysis.variants import identify, plan_sweep
 from analysis.workflow_config import compose_config, expand_sweep, sweep_from_snakemake
 from tests.conftest import REPO_ROOT, make_workflow_copy, run_snakemake
