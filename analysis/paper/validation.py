@@ -73,7 +73,11 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
         "Stage 2: models vs the majority",
         r"^stage2\.\w+\.(precision|recall|f1|kappa)_vs_majority\.",
     ),
-    ("stage2_kappa", "Stage 2: kappa group means, differences", r"^stage2\.\w+\.kappa(_diff)?\."),
+    (
+        "stage2_kappa",
+        "Stage 2: kappa group means, differences",
+        r"^stage2\.\w+\.kappa(_diff|_max|_share_of_max|_share_of_max_diff)?\.",
+    ),
     (
         "stage2_ceiling",
         "Stage 2: ceilings, vs the rest, gaps",

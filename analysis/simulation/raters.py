@@ -262,6 +262,14 @@ def kappa_from_rates(p_a: np.ndarray, p_b: np.ndarray, p11: np.ndarray) -> np.nd
     return (observed - chance) / (1 - chance)
 
 
+def kappa_max_from_rates(p_a: np.ndarray, p_b: np.ndarray) -> np.ndarray:
+    """The largest Cohen's kappa two binary raters with these yes rates can reach: the kappa
+    of the table with the same marginals and as much agreement as they allow."""
+    chance = p_a * p_b + (1 - p_a) * (1 - p_b)
+    attainable = np.minimum(p_a, p_b) + np.minimum(1 - p_a, 1 - p_b)
+    return (attainable - chance) / (1 - chance)
+
+
 def pool_yes(pool: RaterPool, base: np.ndarray) -> np.ndarray:
     """P(yes) of each rater of ``pool`` in each latent class: shape (raters, classes)."""
     return expit(np.asarray(base)[None, :] + pool.offsets[:, None])
@@ -286,12 +294,22 @@ def expected_relevance_statistics(
     hh = kappa_from_rates(rate_h[:, None], rate_h[None, :], (hy * p) @ hy.T)
     ll = kappa_from_rates(rate_l[:, None], rate_l[None, :], (ly * p) @ ly.T)
     hl = kappa_from_rates(rate_h[:, None], rate_l[None, :], (hy * p) @ ly.T)
+    # the attainable kappa of each pair, and the share of it the pair reaches (issue 35)
+    hh_max = kappa_max_from_rates(rate_h[:, None], rate_h[None, :])
+    ll_max = kappa_max_from_rates(rate_l[:, None], rate_l[None, :])
+    hl_max = kappa_max_from_rates(rate_h[:, None], rate_l[None, :])
     return {
         "human_yes_rate": float(humans.mean(rate_h)),
         "llm_yes_rate": float(models.mean(rate_l)),
         "kappa_human_human": humans.pair_mean(hh),
         "kappa_llm_llm": models.pair_mean(ll),
         "kappa_human_llm": float(humans.weights @ hl @ models.weights),
+        "kappa_max_human_human": humans.pair_mean(hh_max),
+        "kappa_max_llm_llm": models.pair_mean(ll_max),
+        "kappa_max_human_llm": float(humans.weights @ hl_max @ models.weights),
+        "kappa_share_human_human": humans.pair_mean(hh / hh_max),
+        "kappa_share_llm_llm": models.pair_mean(ll / ll_max),
+        "kappa_share_human_llm": float(humans.weights @ (hl / hl_max) @ models.weights),
     }
 
 

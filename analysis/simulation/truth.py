@@ -308,12 +308,22 @@ def _stage2(
     }
     for group, value in groups.items():
         out[f"stage2.final.kappa.{group}"] = Truth(value, _DRAWN if group == "human_human" else how)
+    # issue 35: the attainable kappa of each group's pairs and the share of it they reach
+    names = {"human_human": "human_human", "model_model": "llm_llm", "human_model": "human_llm"}
+    shares = {g: kappas[f"kappa_share_{n}"] for g, n in names.items()}
+    for group, n in names.items():
+        kind = _DRAWN if group == "human_human" else how
+        out[f"stage2.final.kappa_max.{group}"] = Truth(kappas[f"kappa_max_{n}"], kind)
+        out[f"stage2.final.kappa_share_of_max.{group}"] = Truth(shares[group], kind)
     for a, b in (
         ("human_human", "human_model"),
         ("model_model", "human_human"),
         ("model_model", "human_model"),
     ):
         out[f"stage2.final.kappa_diff.{a}_minus_{b}"] = Truth(groups[a] - groups[b], how)
+        out[f"stage2.final.kappa_share_of_max_diff.{a}_minus_{b}"] = Truth(
+            shares[a] - shares[b], how
+        )
     # leave-one-out: a person's reference is the other two people of the item when they agree
     others = p.stage2_raters_per_item - 1
     ref_yes, ref_no = q**others, (1 - q) ** others

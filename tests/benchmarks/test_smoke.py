@@ -140,6 +140,13 @@ def test_bench_coverage(tmp_path: Path) -> None:
     # the tie rule's split of the no-better share (issue 35) is in the study, in its family
     for key in ("stage3.worse_share", "stage3.equal_share"):
         assert cov["estimands"][key]["family"] == "stage3_shares", key
+    # and the shares of the attainable kappa, with their differences
+    for key in (
+        "stage2.final.kappa_max.human_model",
+        "stage2.final.kappa_share_of_max.model_model",
+        "stage2.final.kappa_share_of_max_diff.model_model_minus_human_model",
+    ):
+        assert cov["estimands"][key]["family"] == "stage2_kappa", key
     for row in cov["estimands"].values():
         for config in ("design", "user_only"):  # both intervals of every estimand
             assert row[config]["worlds"] == 1 and 0 <= row[config]["coverage"] <= 1

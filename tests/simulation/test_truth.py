@@ -157,6 +157,42 @@ def test_stage2_rates_agreement_and_ceiling_match_a_large_draw(worlds, truths) -
     _check(ceiling, _column(truths, "stage2.final.ceiling.kappa_human_vs_rest"), "ceiling")
 
 
+def _share_of_max(a: np.ndarray, b: np.ndarray) -> float:
+    """kappa / kappa_max of two binary vote vectors: the share of the attainable kappa."""
+    ra, rb = a.mean(), b.mean()
+    chance = ra * rb + (1 - ra) * (1 - rb)
+    attainable = min(ra, rb) + min(1 - ra, 1 - rb)
+    return float(cohen_kappa_score(a, b) * (1 - chance) / (attainable - chance))
+
+
+def test_stage2_shares_of_the_attainable_kappa_match_a_large_draw(worlds, truths) -> None:
+    """Issue 35's kappa / kappa_max group means and their difference, computed from the
+    votes of many worlds as the records compute them (each pair on its shared items)."""
+    model_model, human_model = [], []
+    for w in worlds:
+        llm = w["stage2_llm_votes"].astype(int)
+        model_model.append(
+            np.mean(
+                [
+                    _share_of_max(llm[:, a], llm[:, b])
+                    for a, b in itertools.combinations(range(5), 2)
+                ]
+            )
+        )
+        votes, raters = w["stage2_human_votes"].astype(int), w["stage2_raters"]
+        pairs = []
+        for h in range(int(raters.max()) + 1):
+            rows = np.flatnonzero((raters == h).any(axis=1))
+            mine = votes[rows, np.argmax(raters[rows] == h, axis=1)]
+            pairs += [_share_of_max(mine, llm[rows, m]) for m in range(5)]
+        human_model.append(np.mean(pairs))
+    stem = "stage2.final.kappa_share_of_max"
+    _check(model_model, _column(truths, f"{stem}.model_model"), "share: models")
+    _check(human_model, _column(truths, f"{stem}.human_model"), "share: people with models")
+    diff = np.subtract(model_model, human_model)
+    _check(diff, _column(truths, f"{stem}_diff.model_model_minus_human_model"), "share diff")
+
+
 def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> None:
     """The delta's truth includes what goes with mentioning (generator quality), so it differs
     from the latent effect parameter, and the raw ratings of many worlds agree with it."""
