@@ -1239,6 +1239,20 @@ def usage_summary(
 CALL_KEY_COLUMNS = ("call_key", "repair_key")
 
 
+def table_keys(paths: Iterable[Path]) -> set[str]:
+    """The call keys the given model-call tables hold (``CALL_KEY_COLUMNS``; a table without
+    them holds none, and an empty key is a row that made no call)."""
+    import pyarrow.parquet as pq
+
+    keys: set[str] = set()
+    for path in paths:
+        columns = [c for c in CALL_KEY_COLUMNS if c in pq.read_schema(path).names]
+        if columns:
+            table = pd.read_parquet(path, columns=columns)
+            keys.update(v for c in columns for v in table[c].dropna() if v)
+    return keys
+
+
 def asked_keys(folder: Path) -> set[str]:
     """The call keys a build's model-call tables hold: every call its world and config ask.
 
@@ -1246,14 +1260,8 @@ def asked_keys(folder: Path) -> set[str]:
     tables are the Parquet files below it with a ``call_key`` column, shard tables and the
     variants' folders left out.
     """
-    import pyarrow.parquet as pq
-
-    keys: set[str] = set()
-    for path in sorted(folder.rglob("*.parquet")):
-        if {"shards", "variants"} & set(path.relative_to(folder).parts[:-1]):
-            continue
-        columns = [c for c in CALL_KEY_COLUMNS if c in pq.read_schema(path).names]
-        if columns:
-            table = pd.read_parquet(path, columns=columns)
-            keys.update(v for c in columns for v in table[c].dropna() if v)  # "": no call
-    return keys
+    return table_keys(
+        path
+        for path in sorted(folder.rglob("*.parquet"))
+        if not {"shards", "variants"} & set(path.relative_to(folder).parts[:-1])
+    )

@@ -11,7 +11,7 @@ table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +23,11 @@ log = logging.getLogger(__name__)
 CODE = "analysis.paper.call_usage:usage_records"
 #: usage column -> (record suffix, format, method text)
 METRICS = {
-    "calls": ("calls", ",d", "stored call records (each one was made and paid for once)"),
+    "calls": (
+        "calls",
+        ",d",
+        "stored call records of the calls this build asks (each was made and paid for once)",
+    ),
     "keys": ("keys", ",d", "distinct calls (what replay serves)"),
     "prompt_tokens": ("prompt_tokens", ",d", "prompt tokens reported by the endpoint"),
     "completion_tokens": ("completion_tokens", ",d", "completion tokens reported"),
@@ -40,17 +44,23 @@ class Usage:
     note: str = ""
 
 
-def usage_records(store: Path | str, prompt_version: str | None = None) -> Usage:
+def usage_records(
+    store: Path | str,
+    prompt_version: str | None = None,
+    asked: Collection[str] | None = None,
+) -> Usage:
     """Records of calls, tokens and cost per (stage, model) found in the call store; only the
     calls of the build's prompt version when given (a prompt variant's calls share the
-    store's shards with the default build's)."""
+    store's shards with the default build's), and only the calls whose key is in ``asked``
+    when given: the keys of the build's model-call tables (``analysis.llm.store.table_keys``),
+    since the store also keeps calls recorded for another world or dataset."""
     by_ident: dict[tuple[str, str], list[str]] = {}
     for stage, model, path in iter_store(Path(store)):
         by_ident.setdefault((stage, model), []).append(repo_relative(path))
     if not by_ident:
         return Usage(note=f"No model calls: the call store {repo_relative(store)} is empty.")
     usage = Usage(shards=by_ident)
-    for row in usage_summary(Path(store), prompt_version).to_dict(orient="records"):
+    for row in usage_summary(Path(store), prompt_version, asked).to_dict(orient="records"):
         stage, model = str(row["stage"]), str(row["model"])
         for column, (suffix, fmt, method) in METRICS.items():
             if column not in row or row[column] is None:

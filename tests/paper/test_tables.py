@@ -203,5 +203,13 @@ def test_call_usage_records_per_stage_and_model(tmp_path: Path) -> None:
     assert values["calls.stage2_relevance.smollm2-135m.prompt_tokens"] == 20
     assert values["calls.stage2_relevance.smollm2-135m.cost_usd"] == 1.0
     assert list(usage.shards) == [("stage2_relevance", "smollm2-135m")]
+    # a build counts only the calls it asks: the store keeps other worlds' calls too
+    asked = usage_records(store, asked={"k1", "k-of-nothing-stored"})
+    values = {r.key: r.value for r in asked.records}
+    assert values["calls.stage2_relevance.smollm2-135m.calls"] == 1
+    assert values["calls.stage2_relevance.smollm2-135m.cost_usd"] == 0.5
+    assert usage_records(store, asked=set()).note == (
+        "No model calls are in the call store for this build."
+    )
     # the torn last line of a killed run is not a call
     assert shard_counts([str(shard)]) == {str(shard): 2}

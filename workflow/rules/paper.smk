@@ -42,9 +42,10 @@ PLAN_FILES = ["paper/claims.yaml", STUDY_FILE]
 if owns("calls"):
 
     rule call_usage:
-        """Calls, tokens and cost of this build's model calls (its prompt version's) in the call store, per stage and model."""
+        """Calls, tokens and cost of the stored calls this build asks (the keys of its model-call tables), per stage and model."""
         input:
             shards=CALL_SHARDS,
+            tables=[path for _, _, path in MODEL_CALL_OUTPUTS],
         output:
             records=record_file("call_usage"),
             resamples=resample_file("call_usage"),

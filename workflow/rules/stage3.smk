@@ -102,7 +102,7 @@ rule control_ratings:
 
 RECORD_FILES.append(record_file("control_ratings"))
 
-# (stage, model, path) of every model-call table, for the parse-failure counts.
+# (stage, model, path) of every model-call table, for the parse-failure counts and the call usage.
 MODEL_CALL_OUTPUTS = [
     (step.stage, model, call_table(name, model))
     for name, step in CALL_STEPS.items()

@@ -1,7 +1,10 @@
 """Usage and cost of the stored model calls per stage and model, as records."""
 
+from pathlib import Path
+
 from analysis import repo_root
 from analysis.data import resolve_root
+from analysis.llm.store import table_keys
 from analysis.paper.call_usage import shard_counts, usage_records
 from analysis.provenance import attach_provenance, dump_json
 from analysis.resamples import write_resamples
@@ -11,7 +14,9 @@ with rule_logging(snakemake) as log:
     cfg = snakemake.params.cfg
     # a relative store is the repository's (as for data.root), wherever the workflow runs
     usage = usage_records(
-        resolve_root(cfg["llm.store"], repo_root(snakemake.scriptdir)), cfg["prompts.version"]
+        resolve_root(cfg["llm.store"], repo_root(snakemake.scriptdir)),
+        cfg["prompts.version"],
+        asked=table_keys(Path(p) for p in snakemake.input.tables),
     )
     merged = {}
     for (stage, model), shards in sorted(usage.shards.items()):
