@@ -93,7 +93,11 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
         "Stage 3: better / no-better / worse / equal shares",
         r"^stage3\.(no_better_share|human_better_share|judge_better_share|worse_share|equal_share)",
     ),
-    ("stage3_mentions", "Stage 3: mention rates and deltas", r"^stage3\.mention_(rate|delta)\."),
+    (
+        "stage3_mentions",
+        "Stage 3: mention rates and deltas",
+        r"^stage3\.mention_(rate|delta|delta_within_generator)\.",
+    ),
 )
 
 

@@ -390,6 +390,22 @@ def _shares_by_tie_rule(
     return out, equal
 
 
+def _within_generator(expected: np.ndarray, named: np.ndarray, generator: np.ndarray) -> float:
+    """The mention effect compared within each generator, pooled over the generators with both
+    kinds of slot by Cochran-Mantel-Haenszel weights ``n_m n_u / (n_m + n_u)``, as the record
+    ``stage3.mention_delta_within_generator`` pools it (the weights scale with the counts, so
+    the large draw's counts give the same pooled value as one world's expected counts)."""
+    num = den = 0.0
+    for gen in np.unique(generator):
+        on = generator == gen
+        n_m, n_u = int((on & named).sum()), int((on & ~named).sum())
+        if n_m and n_u:
+            weight = n_m * n_u / (n_m + n_u)
+            num += weight * (expected[on & named].mean() - expected[on & ~named].mean())
+            den += weight
+    return num / den
+
+
 @functools.lru_cache(maxsize=4)
 def _stage3(p: WorldParameters) -> dict[str, Truth]:
     design = large_draw_design(p)
@@ -415,6 +431,7 @@ def _stage3(p: WorldParameters) -> dict[str, Truth]:
         "stage3.human_better_share": Truth(human_better, _DRAWN),
         "stage3.mean_rating.human": Truth(float(eh.mean()), _DRAWN),
         "stage3.mention_delta.human": Truth(float(eh[nm].mean() - eh[~nm].mean()), _DRAWN),
+        "stage3.mention_delta_within_generator.human": Truth(_within_generator(eh, nm, g), _DRAWN),
     }
     w = p.judge_quality_weight
     judge_shared = w * shared_q
@@ -435,6 +452,9 @@ def _stage3(p: WorldParameters) -> dict[str, Truth]:
         named_slots, all_slots = design.stage3_mention_expected[m]
         rates[name] = float(named_slots / all_slots)
         out[f"stage3.mention_delta.{name}"] = Truth(deltas[name], _DRAWN)
+        out[f"stage3.mention_delta_within_generator.{name}"] = Truth(
+            _within_generator(ej, nm, g), _DRAWN
+        )
         out[f"stage3.mention_rate.{name}"] = Truth(rates[name], _DRAWN)
     rho = spearmanr([rates[x] for x in p.llm_names], [deltas[x] for x in p.llm_names]).statistic
     out["stage3.mention_habit_vs_bias.spearman"] = Truth(

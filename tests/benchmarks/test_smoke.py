@@ -147,6 +147,9 @@ def test_bench_coverage(tmp_path: Path) -> None:
         "stage2.final.kappa_share_of_max_diff.model_model_minus_human_model",
     ):
         assert cov["estimands"][key]["family"] == "stage2_kappa", key
+    for key in ("human", "sim-llm-a"):  # the mention effect within generators
+        row = cov["estimands"][f"stage3.mention_delta_within_generator.{key}"]
+        assert row["family"] == "stage3_mentions", key
     for row in cov["estimands"].values():
         for config in ("design", "user_only"):  # both intervals of every estimand
             assert row[config]["worlds"] == 1 and 0 <= row[config]["coverage"] <= 1

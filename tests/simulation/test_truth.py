@@ -193,13 +193,29 @@ def test_stage2_shares_of_the_attainable_kappa_match_a_large_draw(worlds, truths
     _check(diff, _column(truths, f"{stem}_diff.model_model_minus_human_model"), "share diff")
 
 
+def _cmh_delta(ratings: np.ndarray, named: np.ndarray, generator: np.ndarray) -> float:
+    """Mentioned minus unmentioned mean rating within each generator, pooled with weights
+    n_m n_u / (n_m + n_u) (the record's Cochran-Mantel-Haenszel pooling), by hand."""
+    num = den = 0.0
+    for gen in np.unique(generator):
+        m, u = ratings[(generator == gen) & named], ratings[(generator == gen) & ~named]
+        if len(m) and len(u):
+            num += len(m) * len(u) / (len(m) + len(u)) * (m.mean() - u.mean())
+            den += len(m) * len(u) / (len(m) + len(u))
+    return num / den
+
+
 def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> None:
     """The delta's truth includes what goes with mentioning (generator quality), so it differs
     from the latent effect parameter, and the raw ratings of many worlds agree with it."""
     deltas, judge, no_better, worse, equal, judge_better = [], [], [], [], [], []
+    within, within_judge = [], []
     for w in worlds:
         named, ratings = w["stage3_slot_named"], w["stage3_human_ratings"]
         deltas.append(ratings[named].mean() - ratings[~named].mean())
+        generator = w["stage3_item_generator"][w["stage3_slot_item"]]
+        within.append(_cmh_delta(ratings, named, generator))
+        within_judge.append(_cmh_delta(w["stage3_judge_ratings"][:, 2], named, generator))
         jr = w["stage3_judge_ratings"][:, 4]
         judge.append(jr[named].mean() - jr[~named].mean())
         items = w["stage3_slot_item"]
@@ -210,6 +226,9 @@ def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> N
         judge_means = np.bincount(items, w["stage3_judge_ratings"][:, 0]) / np.bincount(items)
         judge_better.append((judge_means > 3).mean() - (means > 3).mean())
     _check(deltas, _column(truths, "stage3.mention_delta.human"), "human mention delta")
+    stem = "stage3.mention_delta_within_generator"
+    _check(within, _column(truths, f"{stem}.human"), "human mention delta within generators")
+    _check(within_judge, _column(truths, f"{stem}.sim-llm-c"), "judge c's, within generators")
     _check(judge, _column(truths, "stage3.mention_delta.sim-llm-e"), "judge e mention delta")
     _check(no_better, _column(truths, "stage3.no_better_share"), "no-better share")
     # the tie rule's split of the no-better share (issue 35): worse (< 3) and equal (= 3)
