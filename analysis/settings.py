@@ -550,6 +550,17 @@ class DataNouns:
         return text
 
 
+#: the words of a table, figure or text made without a dataset's nouns (``data.nouns``; tests,
+#: notebooks): neutral, so they are true of a simulated world and of real data alike
+NEUTRAL_NOUNS = DataNouns(
+    people="human raters",
+    person="human rater",
+    users="users",
+    chat_users="chat users",
+    models="models",
+)
+
+
 @dataclass
 class DataConfig:
     """``data``: which dataset, read by which adapter, from where, and what to call its parts."""

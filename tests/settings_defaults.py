@@ -8,7 +8,7 @@ import dataclasses
 import functools
 from typing import Any
 
-from analysis.settings import Config, LlmConfig, PromptsConfig
+from analysis.settings import Config, DataNouns, LlmConfig, PromptsConfig
 from analysis.stats.settings import StatsSettings
 from analysis.workflow_config import compose_typed
 
@@ -21,6 +21,20 @@ def _composed() -> Config:
 def default_settings() -> Config:
     """A fresh copy of the composed default config (tests may change it freely)."""
     return copy.deepcopy(_composed())
+
+
+@functools.cache
+def _nouns(dataset: str) -> DataNouns:
+    overrides = [] if dataset == "bundled" else [f"data={dataset}"]
+    return compose_typed(overrides)[0].data.nouns
+
+
+def dataset_nouns(dataset: str = "bundled") -> DataNouns:
+    """The words a dataset's config gives for who is in it (``data.nouns``, the only copy of
+    them): the bundled world's (``config/data/bundled.yaml``: simulated raters, simulated chat
+    users ...) or the real exports' (``annotation_tool``: people, WildChat users ...); a fresh
+    copy."""
+    return dataclasses.replace(_nouns(dataset))
 
 
 def llm_settings(**changes: Any) -> LlmConfig:

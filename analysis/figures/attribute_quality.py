@@ -35,13 +35,12 @@ from analysis.figures.style import (
     COLUMN_WIDTH,
     LABEL_COLOURS,
     MIN_FONT_PT,
-    NEUTRAL_NOUNS,
     StudyFigure,
     new_figure,
     placeholder_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "attribute_quality"
 CODE = "analysis.figures.attribute_quality:attribute_quality_figure"

@@ -34,7 +34,6 @@ from analysis.figures.style import (
     KIND_COLOURS,
     MIN_FONT_PT,
     MISSING_COLOUR,
-    NEUTRAL_NOUNS,
     SEQUENTIAL_CMAP,
     TEXT_WIDTH,
     StudyFigure,
@@ -42,7 +41,7 @@ from analysis.figures.style import (
     placeholder_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 #: the largest width of one matrix cell (inches): a few raters do not make giant cells
 MAX_CELL_INCHES = 0.6

@@ -26,7 +26,6 @@ from analysis.figures.style import (
     COLUMN_WIDTH,
     KIND_COLOURS,
     MIN_FONT_PT,
-    NEUTRAL_NOUNS,
     REFERENCE_COLOUR,
     StudyFigure,
     capitalized,
@@ -34,7 +33,7 @@ from analysis.figures.style import (
     placeholder_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "mention_effect"
 CODE = "analysis.figures.mention_effect:mention_effect_figure"

@@ -35,14 +35,13 @@ from analysis.figures.style import (
     COLUMN_WIDTH,
     KIND_COLOURS,
     MIN_FONT_PT,
-    NEUTRAL_NOUNS,
     REFERENCE_COLOUR,
     StudyFigure,
     new_figure,
     placeholder_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "mention_habit_vs_bias"
 CODE = "analysis.figures.mention_habit_vs_bias:mention_habit_vs_bias_figure"

@@ -1,11 +1,13 @@
-"""Figure 1: the three-stage personalization pipeline and where people and LLMs judge it.
+"""Figure 1: the three-stage personalization pipeline and where the dataset's raters and
+the LLMs judge it.
 
 Drawn with matplotlib patches (no TikZ toolchain needed, same style and fonts as the other
 figures). Each stage is a column: its input (grey), what language models do (blue) and what
-people do (vermillion). Where the dataset's size records exist (``data.n_judgments.stage<k>``
-for the final round, ``data.n_judgments.stage<k>.<round>`` for pilots), each people box says
-how many human judgments the dataset holds for that stage, so the diagram is also a summary
-of the data that built this PDF.
+the dataset's raters do (vermillion), named in the dataset's words (``data.nouns``: people in
+the authors' exports, simulated raters in the bundled world). Where the dataset's size records
+exist (``data.n_judgments.stage<k>`` for the final round, ``data.n_judgments.stage<k>.<round>``
+for pilots), each raters' box says how many of their judgments the dataset holds for that
+stage, so the diagram is also a summary of the data that built this PDF.
 """
 
 from __future__ import annotations
@@ -20,13 +22,12 @@ from analysis.figures.estimates import Records, estimate
 from analysis.figures.style import (
     KIND_COLOURS,
     MIN_FONT_PT,
-    NEUTRAL_NOUNS,
     TEXT_WIDTH,
     StudyFigure,
     new_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "pipeline"
 CODE = "analysis.figures.pipeline:pipeline_figure"

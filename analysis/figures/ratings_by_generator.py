@@ -1,6 +1,7 @@
-"""Figure 5: mean human rating of personalized vs generic responses, per generator.
+"""Figure 5: mean rating of personalized vs generic responses by the dataset's raters
+(``data.nouns``: people, or simulated raters), per generator.
 
-People rate each relevant attribute of a personalized response against the generic one on a
+The raters rate each relevant attribute of a personalized response against the generic one on a
 5-point scale (1 = personalized much worse, 3 = no difference, 5 = much better). Each point is
 the record ``stage3.mean_rating.<generator>`` with its CI; the pooled
 ``stage3.mean_rating.human`` (all generators) is drawn last, apart. The dashed line at 3 is
@@ -25,7 +26,6 @@ from analysis.figures.style import (
     COLUMN_WIDTH,
     KIND_COLOURS,
     MIN_FONT_PT,
-    NEUTRAL_NOUNS,
     OKABE_ITO,
     REFERENCE_COLOUR,
     StudyFigure,
@@ -33,11 +33,12 @@ from analysis.figures.style import (
     placeholder_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "ratings_by_generator"
 CODE = "analysis.figures.ratings_by_generator:ratings_by_generator_figure"
-TITLE = "Mean human rating per generator"
+#: the placeholder's title; ``{people}`` in the dataset's words
+TITLE = "Mean rating by the {people} per generator"
 PREFIX = "stage3.mean_rating"
 POOLED = "human"  # the key suffix of the all-generators mean
 NEUTRAL = 3.0
@@ -45,7 +46,8 @@ SCALE = (1.0, 5.0)
 
 
 def ratings_by_generator_figure(records: Records, *, nouns: DataNouns | None = None) -> StudyFigure:
-    """Dot-and-interval plot of each generator's mean human rating around the neutral 3."""
+    """Dot-and-interval plot of each generator's mean rating by the dataset's raters around
+    the neutral 3."""
     nouns = nouns or NEUTRAL_NOUNS
     caption = (
         f"Mean rating by the {nouns.people} of the personalized response against the generic "
@@ -61,9 +63,9 @@ def ratings_by_generator_figure(records: Records, *, nouns: DataNouns | None = N
         return placeholder_figure(
             NAME,
             CODE,
-            title=TITLE,
-            reason="the dataset has no human stage-3 preference ratings (no records "
-            f"{PREFIX}.<generator>)",
+            title=nouns.fill(TITLE),
+            reason=f"the dataset has no stage-3 preference ratings by the {nouns.people} "
+            f"(no records {PREFIX}.<generator>)",
             caption=caption,
         )
     gens = sorted(by_gen, key=lambda g: (-by_gen[g].value, g))

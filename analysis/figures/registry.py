@@ -38,7 +38,8 @@ class FigureSpec:
         self.tables = tables
         #: record files (``results/<dataset>/records/<rule>.json``) whose records it draws
         self.records = records
-        #: the rule's description (``snakemake --list-rules``)
+        #: the rule's description (``snakemake --list-rules``, the audit site's rule pages),
+        #: with ``{people}`` ... in the dataset's words (``DataNouns.fill``)
         self.doc = doc
 
     @property
@@ -56,8 +57,8 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
         draw="analysis.figures.pipeline:pipeline_figure",
         tables={},
         records=("canonical_tables",),
-        doc="The three-stage pipeline diagram: what models and people do in each stage, with "
-        "the dataset's human-judgment counts.",
+        doc="The three-stage pipeline diagram: what models and {people} do in each stage, "
+        "with the dataset's counts of their judgments.",
     ),
     "attribute_quality": FigureSpec(
         draw="analysis.figures.attribute_quality:attribute_quality_figure",
@@ -66,15 +67,15 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
             "users": "tables/users.parquet",
         },
         records=("stage1_statistics",),
-        doc="Stage-1 shares of accepted, uncertain and rejected human judgments by user "
-        "source, real vs synthetic, with the acceptance CIs of the records.",
+        doc="Stage-1 shares of accepted, uncertain and rejected judgments of the {people} by "
+        "user source, chat vs synthetic users, with the acceptance CIs of the records.",
     ),
     "kappa_matrix": FigureSpec(
         draw="analysis.figures.kappa_matrix:kappa_matrix_figure",
         tables={"matrix": "stage2/kappa_matrix.parquet"},
         records=("stage2_statistics",),
-        doc="The full pairwise Cohen's kappa matrix over human and model raters per stage-2 "
-        "round, group blocks marked, group means from the records.",
+        doc="The full pairwise Cohen's kappa matrix over the {people} and the model raters "
+        "per stage-2 round, group blocks marked, group means from the records.",
     ),
     "scorecard": FigureSpec(
         draw="analysis.figures.scorecard:scorecard_figure",
@@ -87,22 +88,22 @@ STUDY_FIGURES: dict[str, FigureSpec] = {
         draw="analysis.figures.relevance_prf:relevance_prf_figure",
         tables={},
         records=("stage2_statistics", "baseline_votes", "relevance_classifier"),
-        doc="Precision, recall and F1 against the human majority of retrieval baselines, each "
-        "LLM and the trained classifier, with record CIs.",
+        doc="Precision, recall and F1 against the majority of the {people} of retrieval "
+        "baselines, each LLM and the trained classifier, with record CIs.",
     ),
     "ratings_by_generator": FigureSpec(
         draw="analysis.figures.ratings_by_generator:ratings_by_generator_figure",
         tables={},
         records=("stage3_statistics",),
-        doc="Mean human rating of personalized vs generic responses per generator with record "
-        "CIs, neutral line at 3.",
+        doc="Mean rating by the {people} of personalized vs generic responses per generator "
+        "with record CIs, neutral line at 3.",
     ),
     "mention_effect": FigureSpec(
         draw="analysis.figures.mention_effect:mention_effect_figure",
         tables={},
         records=("stage3_statistics",),
-        doc="Rating gap with vs without explicit attribute mentions, for people and each LLM "
-        "judge, with record CIs.",
+        doc="Rating gap with vs without explicit attribute mentions, for the {people} and each "
+        "LLM judge, with record CIs.",
     ),
     "mention_habit_vs_bias": FigureSpec(
         draw="analysis.figures.mention_habit_vs_bias:mention_habit_vs_bias_figure",

@@ -42,7 +42,6 @@ from analysis.figures.style import (
     KIND_COLOURS,
     METRIC_COLOURS,
     MIN_FONT_PT,
-    NEUTRAL_NOUNS,
     REFERENCE_COLOUR,
     TEXT_WIDTH,
     StudyFigure,
@@ -50,7 +49,7 @@ from analysis.figures.style import (
     placeholder_figure,
     style_context,
 )
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "relevance_prf"
 CODE = "analysis.figures.relevance_prf:relevance_prf_figure"

@@ -31,17 +31,6 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from analysis.provenance import dump_json, input_hashes, repo_relative, sha256_file
-from analysis.settings import DataNouns
-
-#: the words of a figure drawn without a dataset's nouns (``data.nouns``; tests, notebooks):
-#: neutral, so they are true of a simulated world and of real data alike
-NEUTRAL_NOUNS = DataNouns(
-    people="human raters",
-    person="human rater",
-    users="users",
-    chat_users="chat users",
-    models="models",
-)
 
 
 def capitalized(words: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from analysis.paper.latex import escape_latex, escape_number, format_number
 from analysis.paper.macros import ci_level_of
 from analysis.paper.scorecard import printed_rows
-from analysis.settings import DataNouns
+from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 Numbers = Mapping[str, Mapping[str, Any]]
 
@@ -40,14 +40,6 @@ LEADING_ROWS = (
 )
 #: field names under ``extra`` that hold a multiplicity-adjusted p value, in order of preference
 ADJUSTED_P_FIELDS = ("p_adjusted", "p_holm", "p_adj", "p_value_adjusted", "p_fdr_bh")
-#: the words a table uses for who is in the dataset when it is given none (``data.nouns``)
-NEUTRAL_NOUNS = DataNouns(
-    people="human raters",
-    person="human rater",
-    users="users",
-    chat_users="chat users",
-    models="models",
-)
 
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(NEUTRAL_NOUNS.words()) + r")\}")

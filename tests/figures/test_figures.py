@@ -22,7 +22,6 @@ from analysis.figures.pipeline import pipeline_figure
 from analysis.figures.ratings_by_generator import ratings_by_generator_figure
 from analysis.figures.relevance_prf import relevance_prf_figure
 from analysis.figures.style import StudyFigure
-from analysis.settings import DataNouns
 from tests.figures.handmade import (
     GENERATORS,
     MENTION_DELTA,
@@ -34,6 +33,7 @@ from tests.figures.handmade import (
     stage2_records,
     stage3_records,
 )
+from tests.settings_defaults import dataset_nouns
 
 
 def with_gid(ax, kind, gid: str) -> list:
@@ -86,13 +86,7 @@ def test_pipeline_has_three_stages_with_model_and_human_boxes() -> None:
 
 
 def test_pipeline_names_raters_and_users_with_the_datasets_nouns() -> None:
-    simulated = DataNouns(
-        people="simulated raters",
-        person="simulated rater",
-        users="simulated users",
-        chat_users="simulated chat users",
-        models="simulated models",
-    )
+    simulated = dataset_nouns("bundled")
     fig = pipeline_figure({"data.n_judgments.stage1": {"value": 10}}, nouns=simulated)
     text = " ".join(" ".join(t.get_text().split()) for t in fig.axes[0].texts)
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -368,7 +362,12 @@ def test_ratings_by_generator_orders_by_mean_and_draws_record_cis() -> None:
 
 def test_ratings_by_generator_placeholder_without_human_ratings() -> None:
     fig = ratings_by_generator_figure({"stage3.mention_rate.gpt-5.4": {"value": 0.2}})
-    assert_placeholder(fig, "no human stage-3 preference ratings")
+    assert_placeholder(fig, "no stage-3 preference ratings by the human raters")
+    simulated = ratings_by_generator_figure({}, nouns=dataset_nouns("bundled"))
+    text = " ".join(t.get_text() for t in simulated.axes[0].texts)
+    assert "Mean rating by the simulated raters per generator" in text
+    assert "by the simulated raters (no records" in simulated.study.reason
+    assert "human" not in text
 
 
 def test_mention_effect_puts_people_first() -> None:

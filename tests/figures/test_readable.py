@@ -12,7 +12,6 @@ from matplotlib.text import Text
 
 from analysis.figures.registry import STUDY_FIGURES
 from analysis.figures.style import MIN_FONT_PT, TEXT_WIDTH, StudyFigure
-from analysis.settings import DataNouns
 from tests.figures.handmade import (
     kappa_long,
     stage1_records,
@@ -21,14 +20,9 @@ from tests.figures.handmade import (
     stage3_records,
 )
 from tests.figures.test_scorecard_figure import _pair
+from tests.settings_defaults import dataset_nouns
 
-SIMULATED = DataNouns(
-    people="simulated raters",
-    person="simulated rater",
-    users="simulated users",
-    chat_users="simulated chat users",
-    models="simulated models",
-)
+SIMULATED = dataset_nouns("bundled")
 
 
 def draw(name: str) -> StudyFigure:

@@ -451,17 +451,10 @@ def test_every_claim_id_in_the_text_is_declared_and_every_declared_claim_is_used
 def test_the_papers_claims_name_who_they_are_about_in_the_datasets_words(tmp_path: Path) -> None:
     import re
 
-    from analysis.settings import DataNouns
-    from tests.settings_defaults import compose_config_plain
+    from tests.settings_defaults import dataset_nouns
 
-    bundled = DataNouns(**compose_config_plain()["data"]["nouns"])
-    real = DataNouns(
-        people="people",
-        person="person",
-        users="users",
-        chat_users="WildChat users",
-        models="language models",
-    )
+    bundled = dataset_nouns("bundled")
+    real = dataset_nouns("annotation_tool")
     path = REPO_ROOT / "paper" / "claims.yaml"
     human_words = re.compile(r"\b(?:people|human|person|language models?|WildChat)\b", re.I)
     for claim in C.load_claims(path, bundled):

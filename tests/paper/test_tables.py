@@ -9,8 +9,8 @@ from analysis.llm.store import iter_store
 from analysis.paper.call_usage import shard_counts, usage_records
 from analysis.paper.tables import TABLE_NAMES, TABLES, key_words, render_tables
 from analysis.provenance import attach_provenance
-from analysis.settings import DataNouns
 from tests.paper.fake_records import CAVEAT, records_by_rule
+from tests.settings_defaults import dataset_nouns
 
 #: the level a statistics rule writes into every record with an interval
 CI95 = {"ci_level": 0.95}
@@ -65,13 +65,7 @@ def test_the_exercise_model_leaves_every_table_for_its_own() -> None:
 
 
 def test_tables_name_the_raters_with_the_datasets_nouns() -> None:
-    simulated = DataNouns(
-        people="simulated raters",
-        person="simulated rater",
-        users="simulated users",
-        chat_users="simulated chat users",
-        models="simulated models",
-    )
+    simulated = dataset_nouns("bundled")
     tables = render_tables(numbers_of("full"), simulated=True, nouns=simulated)
     assert "majority of simulated raters &" in tables["stage2_models"]
     assert "simulated raters: the ceiling &" in tables["stage2_vs_rest"]

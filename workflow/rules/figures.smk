@@ -7,8 +7,11 @@
 # entry plus its function and its caption workflow/report/figure_<name>.rst.
 
 from analysis.figures.registry import STUDY_FIGURES
+from analysis.settings import DataNouns
 
 FIGURE_CODE = code_hash("analysis.figures", "analysis.provenance")
+#: the dataset's words for who is in it, for the rules' descriptions (the audit site shows them)
+FIGURE_NOUNS = DataNouns(**CFG["data"]["nouns"])
 
 
 def figure_output(name, kind):
@@ -25,7 +28,7 @@ def figure_output(name, kind):
 for _figure_name, _figure in STUDY_FIGURES.items():
 
     rule:
-        f"""{_figure.doc}"""
+        f"""{FIGURE_NOUNS.fill(_figure.doc)}"""
         name:
             f"{_figure_name}_figure"
         input:
