@@ -130,8 +130,7 @@ FIGURE_MACRO = r"""\providecommand\href[2]{#2}
 \newcommand\rc@includefigure[2]{%
   \sbox\rc@figbox{\includegraphics{#2}}%
   \ifdim\wd\rc@figbox>#1\relax\resizebox{#1}{!}{\usebox\rc@figbox}\else\usebox\rc@figbox\fi}
-\newcommand\StudyFigure[3][\linewidth]{%
-  \begin{figure}[tbp]\centering
+\newcommand\rc@figurebody[3]{%
   \ifcsname rc@fig@#2\endcsname
     \edef\rc@figfile{\csname rc@fig@#2\endcsname}%
     \rc@includefigure{#1}{\rc@figfile}%
@@ -141,8 +140,25 @@ FIGURE_MACRO = r"""\providecommand\href[2]{#2}
     produced in this build.}}}%
     \caption{#3\SimulatedCaption}%
   \fi
-  \label{fig:#2}%
-  \end{figure}}
+  \label{fig:#2}}
+% Between \begin{StudyFigures} and \end{StudyFigures}, each \StudyFigure is half the line wide
+% with its own caption, so two figures drawn at the column width share one float (neither is
+% shrunk: the column width is less than half the line); one alone is centred.
+\newif\ifrc@row
+\newenvironment{StudyFigures}{\rc@beginfigure\centering\rc@rowtrue}{\unskip\end{figure}}
+\newcommand\StudyFigure[3][\linewidth]{%
+  \ifrc@row
+    \begin{minipage}[t]{0.495\linewidth}\centering\rc@figurebody{#1}{#2}{#3}\end{minipage}%
+    \hspace{0.008\linewidth}%
+  \else
+    \rc@beginfigure\centering\rc@figurebody{#1}{#2}{#3}\end{figure}%
+  \fi}
+% Where a figure may float: top, bottom or a page of floats; \StudyFiguresHere (the appendix
+% of figures, a section of nothing else) lets it stand where it is written too, so the
+% section's heading is not left alone on a page.
+\def\rc@fps{tbp}
+\newcommand\StudyFiguresHere{\def\rc@fps{htbp}}
+\newcommand\rc@beginfigure{\edef\rc@tmp{\noexpand\begin{figure}[\rc@fps]}\rc@tmp}
 """
 
 

@@ -9,6 +9,7 @@ import yaml
 
 from analysis import REPO_ROOT
 from analysis.paper import claims as C
+from analysis.paper.latex import breakable
 from analysis.provenance import attach_provenance
 from tests.paper.fake_records import records_by_rule
 
@@ -271,6 +272,9 @@ def test_mode_comes_from_paper_config() -> None:
         C.resolve_mode("ignore")
 
 
+RHO = "stage3.mention_habit_vs_bias.spearman"
+
+
 def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
     path = write_claims(
         tmp_path,
@@ -306,23 +310,39 @@ def test_the_appendix_and_verdict_macros(tmp_path: Path) -> None:
     assert "not testable on this dataset" in table
     # a claim judged on a p-value shows the record's value and interval as its values; the
     # p-value appears only in the check, named as one
-    # the claim's sentence heads its row; its condition, values and checks are the next line
+    # the claim's verdict and sentence head its rows; its condition, values and checks follow,
+    # each on a row of its own; the negative sentence is the text's, not repeated here
     lines = table.splitlines()
     at = next(i for i, line in enumerate(lines) if "claim:judged_on_p" in line)
-    assert r"\multicolumn{2}" in lines[at] and "Habit goes with bias." in lines[at]
-    row = "\n".join(lines[at + 1 : at + 4])
-    values = row.split("values: ")[1].split(r"\newline checked")[0]
-    assert values.endswith(r"\rcint{stage3.mention_habit_vs_bias.spearman}")
+    assert r"\textbf{not supported}" in lines[at] and "Habit goes with bias." in lines[at]
+    condition, values, checks = lines[at + 1 : at + 4]
+    assert "$p$-value of" in condition and "spearman} \\textless{} 0.05" in condition
+    assert values.startswith(r"\quad values: ")
+    assert values.endswith(r"\rcint{stage3.mention_habit_vs_bias.spearman} \\*")
     assert "0.083" not in values
-    assert "p-value = 0.083" in row
-    assert "printed as: That habit goes with bias is not supported on this dataset." in row
+    assert checks.startswith(r"\quad checked: ") and "p-value = 0.083" in checks
+    assert "That habit goes with bias is not supported" not in table
+    # a check of a bound the values row prints with its interval is left to the audit site;
+    # one whose record the row prints without an interval stays
+    bounded = C.ClaimResult(
+        C.Claim("bounded", "Rho is above minus one.", lower_above(RHO, -1.0)),
+        C.evaluate(lower_above(RHO, -1.0), NUMS),
+    )
+    rows = C.render_claims_tex([bounded], "strict", NUMS).splitlines()
+    at = next(i for i, line in enumerate(rows) if "claim:bounded" in line)
+    assert rows[at + 2] == rf"\quad values: {breakable(RHO)} = \rcint{{{RHO}}} \\"
+    assert rows[at + 3] == r"\end{longtable}"
+    at = next(i for i, line in enumerate(lines) if "claim:ok_claim" in line)
+    assert r"\rc{stage2.final.kappa.model_model}" in lines[at + 2]
+    assert "lower CI bound = " in lines[at + 3]
+    assert "no record matches" in table  # a check that shows no value stays
     verdicts = C.render_verdicts_tex(results, "strict")
     inconclusive = dict(NUMS, **{"stage3.mention_habit_vs_bias.spearman": five_models(0.9, 0.083)})
     again = C.evaluate_claims(C.load_claims(path), inconclusive)
     macros = C.render_verdicts_tex(again, "strict")
     assert r"\csname rc@claim@judged_on_p\endcsname{inconclusive}" in macros
     assert r"\csname rc@claimwhy@judged_on_p\endcsname{with 5 models only rho = 1" in macros
-    assert r"\textbf{inconclusive}: with 5 models" in C.render_claims_tex(
+    assert r"\textbf{inconclusive} (with 5 models" in C.render_claims_tex(
         again, "strict", inconclusive
     )
     assert r"\csname rc@claim@ok_claim\endcsname{supported}" in verdicts

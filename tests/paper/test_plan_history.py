@@ -99,5 +99,11 @@ def test_the_margins_table_prints_each_margin_with_its_reason_and_change(tmp_pat
     history = last_changes(tmp_path, "s.yaml", study_margins)
     assert set(history) == {"share", "count"}  # an entry without a margin has none
     tex = render_margins_tex(study["published"], history)
-    assert r"$\pm$5.0 points & five points & \emph{no git history}" in tex
-    assert r"$\pm$0 & exact" in tex
+    assert r"\emph{Last changed} \emph{no git history}:" in tex
+    assert r"$\pm$5.0 points & five points \\" in tex
+    assert r"$\pm$0 & exact \\" in tex
+    # figures that share a margin, its reason and its change share a row
+    study["published"]["count2"] = dict(study["published"]["count"])
+    history["count2"] = history["count"]
+    tex = render_margins_tex(study["published"], history)
+    assert r"\texttt{count}, \texttt{count2} & $\pm$0 & exact" in tex
