@@ -686,7 +686,7 @@ TABLES: dict[str, RowTable | KeyListTable | ScorecardTable | DataSupportTable] =
                 ("", r"^data\.n_(?:users|conversations|prompts|pairs|responses)"),
                 ("Attributes", r"^data\.n_attributes\."),
                 ("Stage-2 items", r"^data\.n_relevance_items\."),
-                ("Human judgments", r"^data\.n_judgments\."),
+                ("Judgments of the {people}", r"^data\.n_judgments\."),
                 ("Model judgments and published labels", r"^data\.n_(?:model_|majority_)"),
             ),
             labels=DATASET_LABELS,
