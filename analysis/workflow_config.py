@@ -19,6 +19,7 @@ import shlex
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,9 @@ __all__ = [
     "expand_sweep",
     "overrides_from_snakemake",
     "parse_overrides",
-    "runtime_llm_keys",
+    "model_params",
+    "runtime_keys",
+    "RuntimeKeys",
     "stage_models",
     "subtree",
     "sweep_from_snakemake",
@@ -323,21 +326,53 @@ def is_neutral(key: str) -> bool:
     )
 
 
+def _is_runtime(path: str) -> bool:
+    """Whether a dotted key is runtime-only: an ``llm`` one or a model's (how it is reached)."""
+    return path in RUNTIME_KEYS or any(fnmatch.fnmatchcase(path, p) for p in MODEL_RUNTIME_KEYS)
+
+
 def _drop_runtime(node: Any, path: str) -> Any:
     if not isinstance(node, dict):
         return node
     return {
         k: _drop_runtime(v, f"{path}.{k}" if path else k)
         for k, v in node.items()
-        if (f"{path}.{k}" if path else k) not in RUNTIME_KEYS
+        if not _is_runtime(f"{path}.{k}" if path else k)
     }
+
+
+def _only_runtime(node: Mapping[str, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        key = f"{path}.{k}"
+        if _is_runtime(key):
+            out[k] = v
+        elif isinstance(v, Mapping) and (kept := _only_runtime(v, key)):
+            out[k] = kept
+    return out
+
+
+def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = (
+            _merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+        )
+    return out
+
+
+def model_params(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """One model's spec as a model-call rule's params: its runtime-only keys left out
+    (:data:`MODEL_RUNTIME_KEYS`: key variable, concurrency, server threads), so changing one
+    reruns nothing; the job adds this run's back with :func:`with_runtime_model_keys`."""
+    return _drop_runtime(cfg["models"][name], f"models.{name}")
 
 
 def subtree(cfg: dict[str, Any], *paths: str) -> dict[str, Any]:
     """Return the parts of the config a rule reads, keyed by their dotted path.
 
-    Runtime-only keys (:data:`RUNTIME_KEYS`) are left out, so they rerun nothing; the
-    model-call jobs read them with :func:`runtime_llm_keys`.
+    Runtime-only keys (:data:`RUNTIME_KEYS`, :data:`MODEL_RUNTIME_KEYS`) are left out, so they
+    rerun nothing; the model-call jobs read them with :func:`runtime_keys`.
     """
     out: dict[str, Any] = {}
     for path in paths:
@@ -352,17 +387,36 @@ def subtree(cfg: dict[str, Any], *paths: str) -> dict[str, Any]:
     return out
 
 
-def runtime_llm_keys(
-    snakemake_config: Mapping[str, Any], config_dir: Path | None = None
-) -> dict[str, Any]:
-    """The runtime-only ``llm`` keys of this run, for a model-call job.
+@dataclass(frozen=True)
+class RuntimeKeys:
+    """This run's runtime-only keys, for a model-call job: the ``llm`` ones by name, and each
+    model's (:data:`MODEL_RUNTIME_KEYS`) as a subtree of its spec."""
 
-    They are kept out of rule params (:data:`RUNTIME_KEYS`), so a job reads them by composing
-    the run's config again from Snakemake's ``config`` (the same overrides the Snakefile saw).
+    llm: dict[str, Any]
+    models: dict[str, dict[str, Any]]
+
+    def with_runtime_model_keys(self, name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """A model's spec from rule params (:func:`model_params`) with this run's runtime keys."""
+        return _merged(spec, self.models.get(name, {}))
+
+
+def runtime_keys(
+    snakemake_config: Mapping[str, Any], config_dir: Path | None = None
+) -> RuntimeKeys:
+    """The runtime-only keys of this run, for a model-call job.
+
+    They are kept out of rule params (:data:`RUNTIME_KEYS`, :data:`MODEL_RUNTIME_KEYS`), so a
+    job reads them by composing the run's config again from Snakemake's ``config`` (the same
+    overrides the Snakefile saw).
     """
     # a sweep's members share them (a sweep over one is refused): the first member's serve all
     cfg = compose_config(sweep_from_snakemake(snakemake_config)[0], config_dir)
-    return {k: cfg["llm"][k] for k in settings.LLM_RUNTIME_KEYS}
+    return RuntimeKeys(
+        llm={k: cfg["llm"][k] for k in settings.LLM_RUNTIME_KEYS},
+        models={
+            name: _only_runtime(spec, f"models.{name}") for name, spec in cfg["models"].items()
+        },
+    )
 
 
 #: the storage provider whose prefix is a path every job mounts (a claim on Kubernetes)

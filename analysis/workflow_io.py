@@ -105,8 +105,9 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     The step is the rule's entry of :data:`analysis.stages.steps.CALL_STEPS`. The job's
     ``{shard}`` wildcard is its shard index; ``llm.shards`` (in the rule's config params) is the
     shard count. It first removes the model's joined table of the step (``params.joined``).
-    The runtime-only ``llm`` keys (timeouts, retries, polling) come from the run's config, not
-    from params, so changing them reruns nothing. Inputs are read by the step's
+    The runtime-only ``llm`` keys (timeouts, retries, polling) and the model's (key variable,
+    concurrency, server threads) come from the run's config, not from params, so changing them
+    reruns nothing. Inputs are read by the step's
     input names, in its order. ``params.store``, set when files move through a storage
     provider, is the call store on the shared claim (``call_store_root``).
     """
@@ -122,7 +123,7 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     from analysis.stages.requests import caller_from_config
     from analysis.stages.shards import Shard, write_shard_table
     from analysis.stages.steps import CALL_STEPS
-    from analysis.workflow_config import overrides_from_snakemake, runtime_llm_keys
+    from analysis.workflow_config import overrides_from_snakemake, runtime_keys
 
     # Snakemake removed this shard's old table before the job started, and with it the record
     # of why it reruns (changed params or code: the metadata of its output). Should the job fail
@@ -137,14 +138,18 @@ def run_model_step(smk: Any) -> pd.DataFrame:
     step_cfg = from_params(CALL_STEP_CONFIGS[step.config_stage], stages, "stages")
     seed = from_params(RunConfig, {"seed": params["run.seed"], "variant": None}, "run").seed
     repo = Path(smk.scriptdir).resolve().parents[1]  # scripts are in workflow/scripts
-    llm_params = {**params["llm"], **runtime_llm_keys(smk.config, repo / "config")}
+    runtime = runtime_keys(smk.config, repo / "config")
+    llm_params = {**params["llm"], **runtime.llm}
     if smk.params.get("store"):  # the store on a storage provider's shared claim (cluster.md)
         llm_params["store"] = smk.params.store
     llm = from_params(LlmConfig, llm_params, "llm")
     shard = Shard(int(smk.wildcards.shard), llm.shards)
     prompts = PromptSet.from_config(from_params(PromptsConfig, params["prompts"], "prompts"))
     caller = caller_from_config(
-        model_from_config(smk.wildcards.model, dict(smk.params.model)),
+        model_from_config(
+            smk.wildcards.model,
+            runtime.with_runtime_model_keys(smk.wildcards.model, smk.params.model),
+        ),
         llm,
         stage=step.stage,
         prompt_version=prompts.version,

@@ -17,7 +17,9 @@ from analysis.workflow_config import (
     code_files,
     code_hash,
     compose_config,
+    model_params,
     parse_overrides,
+    runtime_keys,
     subtree,
 )
 from tests.conftest import REPO_ROOT, run_snakemake
@@ -67,6 +69,24 @@ def test_subtree_is_keyed_by_path_and_rejects_missing_keys() -> None:
     assert sub["run.seed"] == cfg["run"]["seed"]
     with pytest.raises(ConfigError, match="stats.nope"):
         subtree(cfg, "stats.nope")
+
+
+def test_a_models_runtime_keys_are_no_rule_params_and_the_job_adds_them_back() -> None:
+    """Issue 37: a model's server threads made a new variant and reran its jobs; its key
+    variable, concurrency and server threads are runtime-only, so a model-call rule's params
+    leave them out and the job reads this run's from the config composed again."""
+    overrides = ["models.smollm2-135m.server.n_threads=3", "models.smollm2-135m.max_concurrency=5"]
+    cfg = compose_config(overrides)
+    spec = cfg["models"]["smollm2-135m"]
+    params = model_params(cfg, "smollm2-135m")
+    assert params == model_params(compose_config(), "smollm2-135m")  # nothing to rerun
+    assert {"api_key_env", "max_concurrency"}.isdisjoint(params)
+    assert (
+        "n_threads" not in params["server"] and params["server"]["file"] == spec["server"]["file"]
+    )
+    runtime = runtime_keys({"overrides": " ".join(overrides)}, REPO_ROOT / "config")
+    assert runtime.with_runtime_model_keys("smollm2-135m", params) == spec
+    assert runtime.models["smollm2-135m"]["server"] == {"n_threads": 3}
 
 
 def test_config_hash_ignores_key_order_but_not_values() -> None:

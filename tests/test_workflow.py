@@ -177,8 +177,12 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     # Nothing left to do: a no-op rerun schedules no job.
     assert _jobs_in_dry_run(twin) == set()
 
-    # Runtime-only keys (timeouts, retries, progress, executor) are no rule params: no rerun.
-    runtime = "llm.timeout_s=7 llm.max_retries=1 llm.progress=false llm.executor=batch"
+    # Runtime-only keys (timeouts, retries, progress, executor; a model's key variable,
+    # concurrency and server threads) are no rule params: no rerun.
+    runtime = (
+        "llm.timeout_s=7 llm.max_retries=1 llm.progress=false llm.executor=batch "
+        "models.smollm2-135m.server.n_threads=1 models.smollm2-135m.max_concurrency=3"
+    )
     assert _jobs_in_dry_run(twin, "--config", f"overrides={runtime}") == set()
 
     # Changing one statistics setting reruns the statistics and what reads them, not the data.

@@ -80,7 +80,7 @@ def caller_from_config(
     """A :class:`ModelCaller` for ``model`` from the run's typed ``llm`` settings.
 
     ``llm`` must be the whole group, runtime-only keys included (``executor``, timeouts: a
-    rule's params leave them out, :func:`analysis.workflow_config.runtime_llm_keys` adds them
+    rule's params leave them out, :func:`analysis.workflow_config.runtime_keys` adds them
     back before the glue types them); without ``executor`` a run would silently make direct
     calls where the user asked for a batch. A relative ``llm.store`` is relative to the
     repository, not the cwd.

@@ -30,8 +30,9 @@ API_KEY_VARIABLES = (
 
 PROMPT_VERSION = CFG["prompts"]["version"]
 MODEL_PATTERN = "[a-z0-9][a-z0-9._-]*"
-# The `models.<name>` subtree of one model-call job (its change reruns only that job).
-model_spec = lambda wildcards: CFG["models"][wildcards.model]
+# The `models.<name>` subtree of one model-call job without its runtime-only keys (its change
+# reruns only that job; a key variable, concurrency or server threads rerun nothing).
+model_spec = lambda wildcards: model_params(CFG, wildcards.model)
 STAGE_CODE = code_hash("analysis.stages", "analysis.llm")
 STAGE_COMMON = (
     "stages.repair_attempts",
