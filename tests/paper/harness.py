@@ -12,6 +12,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
+
 from analysis import REPO_ROOT
 from analysis.resamples import resamples_path, write_resamples
 from tests.paper.fake_records import write_fake_records
@@ -39,6 +41,8 @@ PAPER_GENERATED = PATHS.paper_generated
 PAPER_BUILD = PATHS.paper_build
 RECORD_FILES = {records!r}
 FIGURE_FILES = {figures!r}
+# (stage, model, path) of the model-call tables: the calls this build asks (rule call_usage)
+MODEL_CALL_OUTPUTS = {call_tables!r}
 
 
 def results(path):
@@ -72,7 +76,8 @@ rule all:
 '''
 
 
-def _call_store(store: Path) -> None:
+def _call_store(store: Path, table: Path) -> None:
+    """Three stored calls, and the model-call table of the build that asks them."""
     shard = store / "stage2_relevance" / "smollm2-135m" / "000.jsonl"
     shard.parent.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -80,6 +85,8 @@ def _call_store(store: Path) -> None:
         for i in range(3)
     ]
     shard.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    table.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"call_key": [line["key"] for line in lines]}).to_parquet(table)
 
 
 def _data_summary(path: Path) -> None:
@@ -129,7 +136,8 @@ def make_paper_workdir(
     for path in written:  # handmade records keep no bootstrap resamples
         write_resamples({}, resamples_path(path))
     records = [str(p.relative_to(dest)) for p in written]
-    _call_store(dest / "data" / "calls")
+    call_table = results / "stage2" / "votes" / "smollm2-135m.v1.parquet"
+    _call_store(dest / "data" / "calls", call_table)
     _data_summary(results / "tables" / "skipped_records.json")
     figure = dest / "figures" / "test" / "pipeline.pdf"
     _figure(figure)
@@ -140,6 +148,7 @@ def make_paper_workdir(
             simulated=simulated,
             records=records,
             figures=[str(figure.relative_to(dest))],
+            call_tables=[("stage2_relevance", "smollm2-135m", str(call_table.relative_to(dest)))],
             paper_smk=str(REPO_ROOT / "workflow" / "rules" / "paper.smk"),
         ),
         encoding="utf-8",
