@@ -133,11 +133,11 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
     bundled_build: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     # The session's shared build (conftest's bundled_build, --cores 2) and, after it, a second
-    # fresh copy at another path on one core (TWIN_BUILD_ARGS), which reads the MiniLM vectors
-    # the first encoded (conftest's bundled_build_env) and makes everything else again. Their
-    # outputs must be byte-identical: across runs, paths and core counts. The shared build is
-    # only read here: the reruns and the module edit below happen in the twin, which this test
-    # owns.
+    # fresh copy at another path with other core and thread counts (TWIN_BUILD_ARGS), which
+    # reads the MiniLM vectors the first encoded (conftest's bundled_build_env) and makes
+    # everything else again. Their outputs must be byte-identical: across runs, paths, core and
+    # thread counts. The shared build is only read here: the reruns and the module edit below
+    # happen in the twin, which this test owns.
     workflow_copy = bundled_build
     twin = make_workflow_copy(tmp_path / "twin" / "repo")
     run_snakemake(twin, *TWIN_BUILD_ARGS, env=bundled_build_env(tmp_path_factory))
