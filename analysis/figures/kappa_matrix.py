@@ -57,7 +57,8 @@ CHAR_INCHES = 0.056
 NOTE_WRAP = 115
 NAME = "kappa_matrix"
 CODE = "analysis.figures.kappa_matrix:kappa_matrix_figure"
-TITLE = "Pairwise Cohen's kappa over human and model raters"
+#: the placeholder's title; ``{people}`` in the dataset's words
+TITLE = "Pairwise Cohen's kappa over the {people} and the models"
 MATRIX_COLUMNS = ("round", "rater_a", "rater_b", "kind_a", "kind_b", "order_a", "order_b", "kappa")
 #: the group means under a panel: record suffix and its words (``{people}``: the dataset's noun)
 GROUPS = (
@@ -183,7 +184,7 @@ def kappa_matrix_figure(
         return placeholder_figure(
             NAME,
             CODE,
-            title=TITLE,
+            title=nouns.fill(TITLE),
             reason="no stage-2 round has two raters with shared relevance votes",
             caption=caption,
             width=TEXT_WIDTH,
@@ -209,7 +210,7 @@ def kappa_matrix_figure(
         return placeholder_figure(
             NAME,
             CODE,
-            title=TITLE,
+            title=nouns.fill(TITLE),
             reason="no stage-2 round has two raters in the group means",
             caption=caption,
             width=TEXT_WIDTH,

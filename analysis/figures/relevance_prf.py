@@ -53,7 +53,8 @@ from analysis.settings import NEUTRAL_NOUNS, DataNouns
 
 NAME = "relevance_prf"
 CODE = "analysis.figures.relevance_prf:relevance_prf_figure"
-TITLE = "Precision, recall and F1 against the human majority"
+#: the placeholder's title; ``{people}`` in the dataset's words
+TITLE = "Precision, recall and F1 against the majority of the {people}"
 METRICS = ("precision", "recall", "f1")
 METRIC_LABELS = {"precision": "precision", "recall": "recall", "f1": "F1"}
 #: rater kinds in display order, with their headings: who, and on which items
@@ -158,8 +159,11 @@ def relevance_prf_figure(records: Records, *, nouns: DataNouns | None = None) ->
         return placeholder_figure(
             NAME,
             CODE,
-            title=TITLE,
-            reason="no stage-2 rater has precision/recall/F1 records against a human majority",
+            title=nouns.fill(TITLE),
+            reason=(
+                f"no stage-2 rater has precision/recall/F1 records against a majority of the "
+                f"{nouns.people}"
+            ),
             caption=caption,
             width=TEXT_WIDTH,
         )
