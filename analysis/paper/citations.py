@@ -3,13 +3,15 @@ r"""Where the paper cites each number: its sentences, tables, figures and claims
 The audit site lists, under every number, each place of the PDF that prints it. The text is
 read as the PDF prints it: comments dropped, the generated text macros expanded (the dataset's
 nouns such as ``\people``, ``\RealUsers``: :func:`read_text_macros` reads them from the files
-the PDF inputs) and its switches resolved (``\ifDatasetSimulated ... \else ... \fi``),
+the PDF inputs; :func:`with_source_words` adds the words a source defines once, such as a long
+table's caption) and its switches resolved (``\ifDatasetSimulated ... \else ... \fi``),
 ``\IfRecordTF``/``\IfRecordsTF`` resolved against this build's records and ``\Claim`` against
 its verdicts, then split into sentences; a sentence
 cites the keys it prints (``\rc``, ``\rcci``, ``\rcint``, ``\rcstack``, ``\rcn``, ``\rcmethod``,
 ``\rclink`` and the CamelCase aliases). A generated table cites the keys its file prints, with
-the caption the text gives it; a figure the keys its sidecar names. Numbers of sections, tables
-and figures come from LaTeX's ``.aux`` of the compiled PDF.
+the caption and number of its own float (none for a table outside a float); a figure the keys
+its sidecar names. Numbers of sections, tables and figures come from LaTeX's ``.aux`` of the
+compiled PDF.
 
 Sentences are turned into plain text for reading, not typeset: the printed numbers become
 their display values (marked, so the site can link each one), common markup becomes text, and
@@ -156,6 +158,34 @@ _NEWCOMMAND = re.compile(r"\\newcommand\s*\{?\\([A-Za-z]+)\}?\s*(?=\{)")
 _NEWIF = re.compile(r"\\newif\s*\\if([A-Za-z]+)")
 
 
+def _definitions(text: str) -> list[tuple[str, str, int, int]]:
+    r"""``(name, body, start, end)`` of each ``\newcommand\name{body}`` without arguments."""
+    out = []
+    for m in _NEWCOMMAND.finditer(text):
+        body, end = group(text, m.end())
+        out.append((m.group(1), body, m.start(), end))
+    return out
+
+
+def with_source_words(
+    texts: Mapping[Path, str], macros: TextMacros
+) -> tuple[dict[Path, str], TextMacros]:
+    r"""The sources without their ``\newcommand\name{body}`` definitions (they print nothing),
+    and ``macros`` with those words added: text a source names once and prints where it is used
+    (``\DataSupportCaption``, the caption a generated long table prints). A generated file's
+    word wins over a source's of the same name, as the build's own."""
+    words: dict[str, str] = {}
+    bare: dict[Path, str] = {}
+    for path, text in texts.items():
+        pieces, pos = [], 0
+        for name, body, start, end in _definitions(text):
+            words[name] = body
+            pieces.append(text[pos:start])
+            pos = end
+        bare[path] = "".join(pieces) + text[pos:]
+    return bare, TextMacros({**words, **macros.words}, macros.switches)
+
+
 def read_text_macros(paths: Iterable[Path]) -> TextMacros:
     r"""The text macros and switches the generated files define, as LaTeX would read them.
 
@@ -167,8 +197,7 @@ def read_text_macros(paths: Iterable[Path]) -> TextMacros:
     switches: dict[str, bool] = {}
     for path in paths:
         text = strip_comments(Path(path).read_text(encoding="utf-8"))
-        for m in _NEWCOMMAND.finditer(text):
-            words[m.group(1)] = group(text, m.end())[0]
+        words |= {name: body for name, body, _, _ in _definitions(text)}
         for m in _NEWIF.finditer(text):
             name = m.group(1)
             sets = re.findall(r"\\" + name + r"(true|false)(?![A-Za-z])", text)
@@ -447,18 +476,18 @@ def read_citations(
     labels = read_aux(aux)
     refs = _ref_texts(labels)
     cites = Citations()
-    macros = macros or TextMacros()
-    texts = {
-        Path(p): expand_text_macros(strip_comments(Path(p).read_text(encoding="utf-8")), macros)
-        for p in sources
-    }
+    raw = {Path(p): strip_comments(Path(p).read_text(encoding="utf-8")) for p in sources}
+    raw, macros = with_source_words(raw, macros or TextMacros())
+    texts = {path: expand_text_macros(text, macros) for path, text in raw.items()}
     for path, text in texts.items():
         cites.sentences += sentences_of_file(path, text, numbers, aliases, claims, labels)
     for table in sorted(Path(p) for p in tables):
         if not table.is_file():
             continue
-        _, keys = _mark_numbers(strip_comments(table.read_text(encoding="utf-8")), numbers, aliases)
-        where = _float_in_sources(texts, "table", table.stem, labels, refs, numbers, aliases)
+        own = strip_comments(table.read_text(encoding="utf-8"))
+        _, keys = _mark_numbers(own, numbers, aliases)
+        own = expand_text_macros(own, macros)
+        where = _float_in_sources(texts, "table", table.stem, labels, refs, numbers, aliases, own)
         if not where[3]:  # generated but input by no source: not in the PDF, so it cites nothing
             continue
         cites.floats.append(Float("table", table.stem, *where, keys=tuple(dict.fromkeys(keys))))
@@ -479,9 +508,14 @@ def _float_in_sources(
     refs: Mapping[str, str],
     numbers: Mapping[str, Mapping[str, Any]],
     aliases: Mapping[str, str],
+    own: str = "",
 ) -> tuple[str, str, str, str, str]:
     """(label, number, page, section, caption) of a table (by the generated file it inputs) or
-    figure (by its ``\\StudyFigure`` stem) in the sources; empty strings where not found."""
+    figure (by its ``\\StudyFigure`` stem) in the sources; empty strings where not found.
+
+    A table's caption and label are those of the float around its ``\\input`` (the last caption
+    before it, else the first after it), else its own file's (``own``: a long table captions
+    itself); a table set outside any float (in a ``center``) has neither, never a neighbour's."""
     for path, raw in texts.items():
         text = strip_comments(raw)
         if kind == "figure":
@@ -494,12 +528,11 @@ def _float_in_sources(
             m = re.search(r"\\input\{\\GeneratedDir/tables/" + re.escape(name) + r"\}", text)
             if m is None:
                 continue
-            begin = text.rfind("\\begin{table", 0, m.start())
-            close = text.find("\\end{table", m.end())
-            env = text[begin:close] if begin >= 0 and close >= 0 else ""
-            cap = re.search(r"\\caption(?:\[[^\]]*\])?", env)
+            env, at = _enclosing_table(text, m.start(), m.end()) or (own, 0)
+            caps = list(re.finditer(r"\\caption(?:\[[^\]]*\])?", env))
+            cap = next((c for c in reversed(caps) if c.start() < at), caps[0] if caps else None)
             caption = group(env, cap.end())[0] if cap else ""
-            lab = re.search(r"\\label\{([^{}]+)\}", env)
+            lab = re.search(r"\\label\{([^{}]+)\}", env[cap.end() :] if cap else env)
             label = lab.group(1) if lab else ""
         heads = [h for h in _sections(text) if h[0] < m.start()]
         titles = [
@@ -512,3 +545,17 @@ def _float_in_sources(
         caption = _MARKED.sub(lambda m: m.group(2), to_text(marked, refs))
         return label, number, page, section or path.stem, caption
     return "", "", "", "", ""
+
+
+_TABLE_ENV = re.compile(r"\\(begin|end)\{table\*?\}")
+
+
+def _enclosing_table(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The ``table`` float around ``text[start:end]`` and that span's offset in it, or None."""
+    before = list(_TABLE_ENV.finditer(text, 0, start))
+    if not before or before[-1].group(1) != "begin":
+        return None
+    close = _TABLE_ENV.search(text, end)
+    if close is None or close.group(1) != "end":
+        return None
+    return text[before[-1].start() : close.start()], start - before[-1].start()

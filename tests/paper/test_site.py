@@ -321,3 +321,55 @@ def test_sentences_read_the_dataset_nouns_and_switches_as_the_pdf_prints_them(
     # an \if the build does not define is left to the reader; nested ones are resolved
     nested = r"a\ifDatasetSimulated b\ifSmallRealModel c\else d\fi\else e\fi f\iffoo g\fi"
     assert resolve_switches(nested, macros.switches) == r"a b d f\iffoo g\fi"
+
+
+def test_captions_read_the_dataset_nouns_and_belong_to_their_own_table(tmp_path: Path) -> None:
+    # a float's caption with a noun; a caption a source defines once (with a noun) and a
+    # generated long table prints; a table set in a `center` between two floats, which has no
+    # caption and must not take a neighbour's
+    (tmp_path / "dataset.tex").write_text(DATASET_TEX, encoding="utf-8")
+    macros = read_text_macros([tmp_path / "dataset.tex"])
+    tex = tmp_path / "appendix.tex"
+    tex.write_text(
+        "\\section{Appendix}\n"
+        "\\begin{table}[htbp]\\centering\n"
+        "\\caption{Agreement of the \\people.}\\label{tab:agree}\n"
+        "\\input{\\GeneratedDir/tables/agreement}\n"
+        "\\end{table}\n\n"
+        "\\newcommand\\SupportCaption{What the \\people{} can support.}\n"
+        "\\input{\\GeneratedDir/tables/support}\n\n"
+        "\\begin{center}\n\\input{\\GeneratedDir/tables/usage}\n\\end{center}\n\n"
+        "\\begin{table}[htbp]\\centering\n"
+        "\\input{\\GeneratedDir/tables/model}\n"
+        "\\caption{\\People{} and one model.}\\label{tab:model}\n"
+        "\\end{table}\n",
+        encoding="utf-8",
+    )
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    cell = f"A & \\rc{{{KEY}}} \\\\\n"
+    for name in ("agreement", "usage", "model"):
+        (tables / f"{name}.tex").write_text(cell, encoding="utf-8")
+    (tables / "support.tex").write_text(
+        "\\begin{longtable}{@{}lr@{}}\n\\caption{\\SupportCaption}\\label{tab:support}\\\\\n"
+        + cell
+        + "\\end{longtable}\n",
+        encoding="utf-8",
+    )
+    aux = tmp_path / "paper.aux"
+    aux.write_text(
+        "\\newlabel{tab:agree}{{1}{2}{}{table.1}{}}\n"
+        "\\newlabel{tab:support}{{2}{3}{\\SupportCaption \\relax }{table.2}{}}\n"
+        "\\newlabel{tab:model}{{3}{4}{}{table.3}{}}\n"
+    )
+    numbers = {KEY: {"key": KEY, "value": 0.43, "fmt": ".2f"}}
+    cites = read_citations([tex], sorted(tables.glob("*.tex")), [], numbers, {}, {}, aux, macros)
+    floats = {f.name: (f.label, f.number, f.caption) for f in cites.floats_of(KEY)}
+    assert floats == {
+        "agreement": ("tab:agree", "1", "Agreement of the simulated raters."),
+        "support": ("tab:support", "2", "What the simulated raters can support."),
+        "usage": ("", "", ""),
+        "model": ("tab:model", "3", "Simulated raters and one model."),
+    }
+    # the definition prints nothing, so it is no sentence of the text
+    assert not any("support" in s.text for s in cites.sentences)
