@@ -21,11 +21,14 @@ test and its design in the same words and by the same rules, whichever stage com
      percentile interval, and the method says so).
   3. Any other design (users and prompts crossed, annotators, a factor of fewer than ten
      levels) adds its parts' variances (the cells' with a minus sign: Cameron, Gelbach and
-     Miller 2011; a negative sum falls back to the larger one-way variance) and reads a t
-     interval with Satterthwaite's degrees of freedom (each crossed pair of factors
-     ``min(levels) - 1`` or ``levels - strata``, annotators ``m - 1``), clipped to the
-     values the statistic can take (``Statistic.limits``: a share's 0 to 1, a kappa's -1
-     to 1), where a symmetric interval would reach past them.
+     Miller 2011; a negative sum falls back to the larger one-way variance; the annotators'
+     net variance is a variance component, truncated at zero) and reads a t interval whose
+     degrees of freedom are the fewest levels of any random factor less one (``levels -
+     strata`` within strata; with people, ``m - 1`` for ``m`` annotators: Cameron, Gelbach
+     and Miller's ``min(G) - 1``, not a Satterthwaite df that the rows' many levels would
+     inflate while the annotators' handful decide how well the variance is known), clipped
+     to the values the statistic can take (``Statistic.limits``: a share's 0 to 1, a
+     kappa's -1 to 1), where a symmetric interval would reach past them.
   4. Undefined resamples are dropped and counted; fewer than half defined, or no spread at
      all (a constant rater's kappa is 0 on every resample), and the record states its value
      as "not estimable" instead of printing an interval of width zero.
@@ -355,8 +358,8 @@ def read_interval(
     half = float(scipy_stats.t.ppf(1 - (1 - level) / 2, df)) * math.sqrt(variance)
     low, high = value - half, value + half
     text = (
-        f"{level:.0%} CI: t interval ({df:.1f} degrees of freedom, Satterthwaite) from the "
-        f"design's variance, {note}"
+        f"{level:.0%} CI: t interval ({df:.1f} degrees of freedom) from the design's variance, "
+        f"{note}"
     )
     limits = SHARE if limits is None and units is not None else limits
     if limits is not None and (low < limits[0] or high > limits[1]):
@@ -370,16 +373,21 @@ def read_interval(
     )
 
 
-def _combined_variance(res: Resamples) -> tuple[float, float | None, str]:
-    """(variance, Satterthwaite df, sentence) of a design of several parts.
+def _combined_variance(res: Resamples) -> tuple[float, float, str]:
+    """(variance, degrees of freedom, sentence) of a design of several parts.
 
     Row factors add (the cells subtract: Cameron, Gelbach and Miller); a negative sum of a
-    crossed design falls back to its larger one-way variance; the annotators' jackknife
-    variance adds on top, with ``m - 1`` degrees of freedom.
+    crossed design falls back to its larger one-way variance; the annotators' net variance
+    (the inclusion-exclusion of their clusterings, a variance component truncated at zero)
+    adds on top. The degrees of freedom are the fewest levels of any random factor less one
+    (:func:`_df_of`): with people, ``m - 1`` for ``m`` annotators. Not Satterthwaite's over
+    the rows' and the people's parts: the people's part is a difference of jackknife
+    variances whose noise is the handful of people's however small the difference, so the
+    rows' many levels would lend the interval degrees of freedom its width does not have.
     """
     rows = [p for p in res.parts if "annotator" not in p.cluster]
     people = [p for p in res.parts if "annotator" in p.cluster]
-    pieces, terms = [], []
+    pieces = []
     v_rows = 0.0
     for p in rows:
         v, b = _variance(p)
@@ -392,7 +400,12 @@ def _combined_variance(res: Resamples) -> tuple[float, float | None, str]:
         )
         pieces.append(("minus " if p.sign < 0 else "") + how)
     crossed = any(p.sign < 0 for p in rows)
-    df_rows = min(_df_of(p) for p in rows if p.sign > 0)
+    # the factor with the fewest levels among the random ones: the row factors resampled on
+    # their own (a positive part) and the annotators
+    fewest = min(
+        [p for p in rows if p.sign > 0] + [p for p in people if p.cluster == "annotators"],
+        key=_df_of,
+    )
     note = ""
     if crossed:
         one_way = max(_variance(p)[0] for p in rows if p.sign > 0)
@@ -400,8 +413,8 @@ def _combined_variance(res: Resamples) -> tuple[float, float | None, str]:
         if not v_rows > 0:
             v_rows = one_way
             note = " (the two-way variance was not positive: the larger one-way variance)"
-    terms.append((v_rows, df_rows))
     text = "; ".join(pieces) + note
+    total = v_rows
     if people:
         v_people = 0.0
         words = []
@@ -409,7 +422,6 @@ def _combined_variance(res: Resamples) -> tuple[float, float | None, str]:
             v, _ = _variance(p)
             v_people += p.sign * v
             words.append(("minus " if p.sign < 0 else "") + f"{p.n_clusters} {p.cluster}")
-        m = next(p.n_clusters for p in people if p.cluster == "annotators")
         text += (
             "; plus the annotators' variance net of the item noise their deletions also carry "
             "(Cameron-Gelbach-Miller inclusion-exclusion of delete-one jackknife variances: "
@@ -417,17 +429,22 @@ def _combined_variance(res: Resamples) -> tuple[float, float | None, str]:
             + "; a variance component, truncated at zero"
             + (", here zero)" if v_people <= 0 else ")")
         )
-        terms.append((max(v_people, 0.0), float(max(1, m - 1))))
-    total = float(sum(v for v, _ in terms))
-    if not total > 0:  # the inclusion-exclusion was not positive
+        total += max(v_people, 0.0)
+    if not total > 0:  # every part's variance was zero or undefined
         total = max(_variance(p)[0] for p in res.parts if p.sign > 0)
         text += " (the combined variance was not positive: the largest one-way variance)"
-    # Satterthwaite over the groups' variances, a negative net group counting as none
-    clipped = [(max(v, 0.0), d) for v, d in terms]
-    denom = sum(v**2 / d for v, d in clipped if v > 0)
-    num = sum(v for v, _ in clipped)
-    df = num**2 / denom if denom > 0 else float(min(d for _, d in terms))
-    return total, df, text
+    df = _df_of(fewest)
+    return total, df, f"{text}; {_df_phrase(fewest)}"
+
+
+def _df_phrase(part: BootstrapResult) -> str:
+    """Why a t interval has the degrees of freedom it has (the design's fewest levels)."""
+    within = f" in {part.n_strata} strata" if part.stratified_by and part.n_strata > 1 else ""
+    less = "less its strata" if part.stratified_by and part.n_strata > 1 else "less one"
+    return (
+        f"degrees of freedom: the fewest levels of a random factor, {part.n_clusters} "
+        f"{part.cluster}{within}, {less} (Cameron, Gelbach and Miller 2011)"
+    )
 
 
 def _dropped(part: BootstrapResult) -> str:

@@ -3,6 +3,7 @@ force, the annotators' deletions against recomputing the statistic, shared resam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from scipy import stats
 from analysis.stats.bootstrap import resample_counts
 from analysis.stats.records import read_interval
 from analysis.stats.resampling import (
+    Resamples,
     Units,
     annotator_clusterings,
     cell_labels,
@@ -193,6 +195,75 @@ def test_annotator_clusterings_are_deletions_recomputed_by_hand() -> None:
         np.testing.assert_allclose(np.sort(part.jackknife), np.sort(expected), atol=1e-12)
     reading = read_interval(res, stats_settings(n_boot=N_BOOT, seed=1), None, len(df))
     assert "annotators" in reading.interval.text and reading.interval.method == "t"
+
+
+def _jackknife_variance(values: np.ndarray) -> float:
+    g = values.size
+    return (g - 1) / g * float(np.sum((values - values.mean()) ** 2))
+
+
+def test_a_design_with_people_reads_t_with_the_annotators_degrees_of_freedom() -> None:
+    """By hand: V = V_users + V_prompts - V_cells plus the annotators' net variance (their
+    inclusion-exclusion, truncated at zero), read with t at the fewest levels less one (4
+    annotators: 3 df, scipy.stats.t), and the test of a value uses the same variance and df."""
+    df = rated_world()
+    units = Units(
+        len(df),
+        users=df["user"].to_numpy(dtype=object),
+        prompts=df["prompt"].to_numpy(dtype=object),
+        annotators=tuple(sorted(df["annotator"].unique())),
+    )
+    settings = stats_settings(n_boot=N_BOOT, seed=1)
+    design = plan(settings, "relevance_people", units)
+    tb = totals(
+        design,
+        {"v": df["v"].to_numpy(), "n": np.ones(len(df))},
+        len(df),
+        annotator_rows=df["annotator"].to_numpy(dtype=object),
+    )
+    res = tb.stat(lambda g: g("v") / g("n"))
+    parts = {p.cluster: p for p in res.parts}
+    v_rows = sum(
+        sign * np.var(parts[name].replicates, ddof=1)
+        for name, sign in (("users", 1), ("prompts", 1), ("user-prompt cells", -1))
+    )
+    signs = {
+        "annotators": 1,
+        "user x annotator cells": -1,
+        "prompt x annotator cells": -1,
+        "user x prompt x annotator cells": 1,
+    }
+    assert {name: parts[name].sign for name in signs} == signs
+    value = float(res.estimate)
+    t_quantile = stats.t.ppf(0.975, 4 - 1)
+
+    def expected(parts_now: dict) -> float:
+        net = sum(s * _jackknife_variance(parts_now[n].jackknife) for n, s in signs.items())
+        return v_rows + max(net, 0.0)
+
+    reading = read_interval(res, settings, None, len(df))
+    v = expected(parts)
+    assert reading.df == 3 and reading.variance == pytest.approx(v, rel=1e-12)
+    assert reading.interval.low == pytest.approx(value - t_quantile * math.sqrt(v), rel=1e-12)
+    assert reading.interval.high == pytest.approx(value + t_quantile * math.sqrt(v), rel=1e-12)
+    assert "3.0 degrees of freedom" in reading.interval.text
+    assert "the fewest levels of a random factor, 4 annotators, less one" in reading.interval.text
+    p, bound, _ = reading.test(0.6)
+    assert p == pytest.approx(2 * stats.t.sf(abs(value - 0.6) / math.sqrt(v), 3), rel=1e-12)
+    assert not bound
+    # people who barely differ: the net is not positive, a variance component truncated at
+    # zero (the rows' variance alone), still read with the annotators' degrees of freedom
+    ann = parts["annotators"]
+    centre = ann.jackknife.mean()
+    flat = dataclasses.replace(ann, jackknife=centre + 0.05 * (ann.jackknife - centre))
+    shrunk = Resamples(res.estimate, tuple(flat if p is ann else p for p in res.parts), res.design)
+    flat_parts = {**parts, "annotators": flat}
+    assert sum(s * _jackknife_variance(flat_parts[n].jackknife) for n, s in signs.items()) <= 0
+    reading = read_interval(shrunk, settings, None, len(df))
+    v = expected(flat_parts)
+    assert reading.variance == pytest.approx(v_rows, rel=1e-12) and reading.df == 3
+    assert reading.interval.high == pytest.approx(value + t_quantile * math.sqrt(v), rel=1e-12)
+    assert "truncated at zero, here zero" in reading.interval.text
 
 
 def test_a_group_mean_of_kappas_deletes_one_annotator_at_a_time() -> None:
