@@ -8,10 +8,14 @@ no rebuild. So every record whose interval came from resamples keeps its *parts*
 random factor of its design (users, prompts, the user x prompt cells of a crossed design, the
 annotator clusterings), each the bootstrap replicates of that factor (one value per resample)
 or its delete-one jackknife values (one per deleted level), with what the interval reader
-needs to read them again (the factor, its levels, its sign in a two-way variance, its strata)
-and the digest of the resample weights or deletions they were computed on
+needs to read them again (the factor, its levels, its sign in a two-way variance, its strata),
+the digest of the resample weights they were computed on
 (:attr:`analysis.stats.bootstrap.BootstrapResult.weights_digest`: the same digest means the
-same clusters drawn the same number of times in every resample, or the same levels deleted).
+same clusters drawn the same number of times in every resample) and, for an annotator
+clustering, the name of each deleted level (the annotator, or a rater pair, with the user,
+prompt or cell it is crossed with), by which two builds' deletions are matched. Which parts
+pair, and how, is the record maker's to decide
+(:func:`analysis.stats.records.pair_resamples`).
 
 Storage: ``records/<rule>.resamples.npz`` beside ``records/<rule>.json`` (written by
 :func:`analysis.provenance.write_records`), merged by rule ``numbers`` into the build's
@@ -67,6 +71,11 @@ _MEMBERS = (
 )
 
 
+#: members a file may lack (written since the deleted levels were named; an older file reads
+#: with ``levels`` None): each level-name set once, and each part's set (-1: none)
+_LEVEL_MEMBERS = ("level_names", "level_set_offsets", "level_set_of")
+
+
 class ResampleError(ValueError):
     """A resample file is unreadable or inconsistent; the message names the file."""
 
@@ -90,6 +99,8 @@ class Part:
     n_strata: int = 1
     seed: int | None = None
     cluster_strata: np.ndarray | None = None
+    #: each deleted level's name, for an annotator clustering (None: not named)
+    levels: tuple[str, ...] | None = None
 
     @property
     def n_boot(self) -> int:
@@ -111,32 +122,6 @@ class Resamples:
     def n_boot(self) -> int:
         """Resamples of the bootstrapped factors (0: every factor is jackknifed)."""
         return max((p.n_boot for p in self.parts), default=0)
-
-    def unpaired_because(self, other: Resamples) -> str | None:
-        """Why ``self`` and ``other`` are not the same resamples of one design (None: they
-        are, and their difference is read on them part by part)."""
-        mine = [p.cluster for p in self.parts]
-        theirs = [p.cluster for p in other.parts]
-        if mine != theirs:
-            return (
-                f"another design (factors {', '.join(mine) or 'none'} vs "
-                f"{', '.join(theirs) or 'none'})"
-            )
-        for a, b in zip(self.parts, other.parts, strict=True):
-            if a.n_boot != b.n_boot:
-                return f"another design ({a.n_boot} vs {b.n_boot} resamples of {a.cluster})"
-            if a.n_clusters != b.n_clusters or a.n_deleted != b.n_deleted:
-                return (
-                    f"other levels of {a.cluster} ({a.n_clusters} vs {b.n_clusters}, "
-                    f"{a.n_deleted} vs {b.n_deleted} deleted: other data, or a statistic over "
-                    f"other {a.cluster})"
-                )
-            if a.digest != b.digest:
-                return (
-                    f"other draws of {a.cluster} (resample-weight digests {a.digest[:10]} and "
-                    f"{b.digest[:10]}: other data, clusters or seed)"
-                )
-        return None
 
 
 def resamples_path(records: Path | str) -> str:
@@ -208,16 +193,48 @@ def write_resamples(resamples: Mapping[str, Resamples], path: Path | str) -> Non
             np.int64,
         ),
     }
+    arrays.update(_level_arrays(parts))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name in _MEMBERS:
+        for name in (*_MEMBERS, *_LEVEL_MEMBERS):
             info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, _npy(arrays[name]))
     tmp.replace(path)
+
+
+def _level_arrays(parts: list[Part]) -> dict[str, np.ndarray]:
+    """The parts' level names, each distinct set stored once (the records of one family share
+    their annotator deletions)."""
+    sets: dict[tuple[str, ...], int] = {}
+    of = []
+    for p in parts:
+        if p.levels is None:
+            of.append(-1)
+            continue
+        of.append(sets.setdefault(tuple(p.levels), len(sets)))
+    ordered = list(sets)
+    return {
+        "level_names": _strings([name for names in ordered for name in names]),
+        "level_set_offsets": _offsets([len(names) for names in ordered]),
+        "level_set_of": np.array(of, dtype=np.int64),
+    }
+
+
+def _level_names(arrays: Mapping[str, np.ndarray], n_parts: int) -> list[tuple[str, ...] | None]:
+    """Each part's level names (all None in a file written before they were kept)."""
+    if not all(m in arrays for m in _LEVEL_MEMBERS):
+        return [None] * n_parts
+    names, offsets, of = (arrays[m] for m in _LEVEL_MEMBERS)
+    if len(of) != n_parts or (len(offsets) and offsets[-1] != len(names)):
+        raise ValueError("level names and parts do not agree")
+    sets = [
+        tuple(str(n) for n in names[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)
+    ]
+    return [None if i < 0 else sets[int(i)] for i in of]
 
 
 def _consistent(arrays: Mapping[str, np.ndarray]) -> bool:
@@ -241,12 +258,17 @@ def read_resamples(path: Path | str) -> dict[str, Resamples]:
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in _MEMBERS}
+            arrays.update({name: data[name] for name in _LEVEL_MEMBERS if name in data.files})
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
         raise ResampleError(
             f"{path}: not a resample file of this version ({err}); rebuild it"
         ) from err
     if not _consistent(arrays):
         raise ResampleError(f"{path}: keys, parts and offsets do not agree")
+    try:
+        names = _level_names(arrays, len(arrays["clusters"]))
+    except ValueError as err:
+        raise ResampleError(f"{path}: {err}") from err
     parts = []
     for i in range(len(arrays["clusters"])):
         sign, n_clusters, n_strata, seed, has_jack, has_strata = (int(v) for v in arrays["ints"][i])
@@ -265,6 +287,7 @@ def read_resamples(path: Path | str) -> dict[str, Resamples]:
                 n_strata=n_strata,
                 seed=None if seed < 0 else seed,
                 cluster_strata=values["strata"] if has_strata else None,
+                levels=names[i],
             )
         )
     offsets = arrays["part_offsets"]

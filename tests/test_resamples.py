@@ -4,6 +4,7 @@ read back exactly, merged per build."""
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from analysis.resamples import (
     resamples_path,
     write_resamples,
 )
-from analysis.stats.records import Statistic, make_records
+from analysis.stats.records import Statistic, make_records, pair_resamples
 from analysis.stats.resampling import Units, plan, totals
 from tests.settings_defaults import stats_settings
 
@@ -67,16 +68,44 @@ def test_round_trip_is_exact_and_byte_stable(tmp_path: Path) -> None:
 
 def test_two_records_pair_only_on_the_same_parts_and_draws() -> None:
     a = _res(1)
-    assert a.unpaired_because(_res(3)) is None  # other values, the same design and draws
-    fewer = Resamples(a.estimate, a.parts[:2])
-    assert "another design (factors users, user-prompt cells, annotators vs" in str(
-        a.unpaired_because(fewer)
+    assert not isinstance(pair_resamples(a, _res(3)), str)  # other values, same design and draws
+    fewer = Resamples(a.estimate, a.parts[:1])
+    assert "another design (factors users, user-prompt cells vs users)" in str(
+        pair_resamples(a, fewer)
     )
-    assert "another design (50 vs 30 resamples of users)" in str(a.unpaired_because(_res(1, 30)))
+    # other numbers of resamples whose digests no seed's stream reproduces (made-up digests)
+    assert "other draws of users (50 vs 30 resamples that are not the first ones" in str(
+        pair_resamples(a, _res(1, 30))
+    )
     other = Resamples(a.estimate, (replace(a.parts[0], digest="x"), *a.parts[1:]))
-    assert "other draws of users" in str(a.unpaired_because(other))
+    assert "other draws of users" in str(pair_resamples(a, other))
     smaller = Resamples(a.estimate, (*a.parts[:2], replace(a.parts[2], n_clusters=4)))
-    assert "other levels of annotators (5 vs 4" in str(a.unpaired_because(smaller))
+    assert not isinstance(pair_resamples(a, smaller), str)  # the same 5 deletions, in order
+    fewer_deleted = replace(a.parts[2], jackknife=a.parts[2].jackknife[:4], n_clusters=4)
+    assert "the annotators' deletions of annotators cannot be matched (5 vs 4 deleted" in str(
+        pair_resamples(a, Resamples(a.estimate, (*a.parts[:2], fewer_deleted)))
+    )
+
+
+def test_deleted_levels_keep_their_names_and_an_older_file_reads_without(tmp_path: Path) -> None:
+    named = _res(1)
+    names = tuple(f"h{i}" for i in range(5))
+    named = Resamples(named.estimate, (*named.parts[:2], replace(named.parts[2], levels=names)))
+    write_resamples({"k": named, "j": _res(2)}, tmp_path / "new.npz")
+    back = read_resamples(tmp_path / "new.npz")
+    assert back["k"].parts[2].levels == names and back["j"].parts[2].levels is None
+    assert [p.levels for p in back["k"].parts[:2]] == [None, None]
+    # a file written before the names were kept: the same arrays without their members
+    with (
+        zipfile.ZipFile(tmp_path / "new.npz") as src,
+        zipfile.ZipFile(tmp_path / "old.npz", "w") as dst,
+    ):
+        for info in src.infolist():
+            if not info.filename.startswith("level_"):
+                dst.writestr(info, src.read(info))
+    old = read_resamples(tmp_path / "old.npz")
+    assert old["k"].parts[2].levels is None
+    assert np.array_equal(old["k"].parts[2].jackknife, named.parts[2].jackknife)
 
 
 def test_an_empty_file_and_a_damaged_one(tmp_path: Path) -> None:

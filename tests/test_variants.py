@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from analysis import variants
 from analysis.cli import main
@@ -223,6 +224,12 @@ def test_a_sweep_over_a_runtime_key_stops_before_any_job() -> None:
     assert "runtime-only" in proc.stdout + proc.stderr
 
 
+def _n_boot(repo: Path) -> int:
+    """The default build's ``stats.n_boot`` (its resolved config)."""
+    cfg = yaml.safe_load((repo / BuildPaths("bundled").config).read_text(encoding="utf-8"))
+    return int(cfg["stats"]["n_boot"])
+
+
 #: a statistics variant whose change to stage 2 is cheap to build: the kappa group means keep
 #: fewer rater pairs, drawn on the same resamples as the default build's
 STAGE2_VARIANT = ("stats.min_shared_items=800", "stats.min_shared_items-800")
@@ -235,9 +242,10 @@ def test_a_variant_built_beside_the_default_reruns_only_its_own_jobs_and_diffs_p
     default build's model calls and tables (one job, nothing upstream reruns, nothing of the
     default build is written), and ``recenter diff`` pairs the two on the same resamples of
     the same designs: every unchanged key by +0 [+0, +0], crossed designs included. The
-    variant keeps fewer human rater pairs, so the kappa means it moves average over other
-    rater pairs (another set of levels of that factor): those are not paired, and say so
-    (a paired change of a crossed design is tests/paper/test_diff.py's)."""
+    variant keeps fewer human rater pairs, so the kappa means it moves average over another
+    rater-pair subset of the same resampled data: those are paired too, their annotators'
+    and rater pairs' deletions matched by name (the hand checks of such a change are
+    tests/paper/test_diff.py's)."""
     override, name = STAGE2_VARIANT
     repo = make_workflow_copy(tmp_path / "repo")
     for kept in ("results/bundled", ".snakemake/metadata"):
@@ -266,6 +274,6 @@ def test_a_variant_built_beside_the_default_reruns_only_its_own_jobs_and_diffs_p
     moved = [k for k in rows.values() if k["status"] == "changed"]
     assert moved, doc["summary"]
     for k in moved:
-        assert not k["paired"] and "other levels of rater-pairs" in k["note"], k
-        # both intervals shown (a change below the display's precision prints the same)
-        assert "[" in k["a"] and "[" in k["b"]
+        assert k["paired"] and k["ci"] is not None, k
+        assert "rater-pairs: " in k["note"] and "matched by name" in k["note"], k
+        assert k["n_resamples"] == _n_boot(repo), k

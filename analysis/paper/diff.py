@@ -3,16 +3,17 @@
 The sides are two variants, a variant and the default build, two ``numbers.json`` files, or
 two commits (``--rev``, each built offline in a temporary worktree as ``recenter verify``
 does, or read from their committed outputs). Every key is listed with both values and the
-change. Where both sides share the data and the resampling design, every record's kept parts
-(each random factor's bootstrap replicates or jackknife values, ``analysis.resamples``) are the
-same draws (equal resample-weight digests), so the change itself has a paired interval and a
+change. Where both records are statistics of the same resampled data (the same units, each
+factor's resamples the same draws: equal digests, or with another ``stats.n_boot`` the first
+min(B) of one seed's stream; the annotators' deletions matched by name:
+:func:`analysis.stats.records.pair_resamples`), the change itself has a paired interval and a
 two-sided p-value: the parts are differenced one resample and one deleted level at a time and
 read by the record maker's interval reader (:func:`analysis.stats.records.paired_change`), the
 interval the same statistic on the differenced data would get (a percentile interval for one
 bootstrapped factor, the two-way t interval of a crossed design); a build diffed with itself
-gives 0 [0, 0]. Where they cannot be paired (other data, another design, another number of
-resamples, an analytic interval) the row says why and shows the two intervals. Output: a
-terminal table, markdown (the audit site's page) or JSON.
+gives 0 [0, 0]. Where they cannot be paired (other data, another design or seed, an analytic
+interval) the row says why and shows the two intervals. Output: a terminal table, markdown
+(the audit site's page) or JSON.
 
 It is also the refactor check (``recenter numbers-diff``, the old name, is an alias): a change
 that should keep the numbers rebuilds before and after and compares every reported field;
@@ -39,6 +40,7 @@ from analysis.provenance import RecordError, load_numbers
 from analysis.resamples import Resamples, read_resamples, resamples_path
 
 if TYPE_CHECKING:
+    from analysis.stats.records import Paired
     from analysis.stats.settings import StatsSettings
 
 #: The fields of a record that the paper shows; everything else is provenance.
@@ -261,6 +263,9 @@ class KeyDiff:
     level: float | None
     n_resamples: int | None
     note: str
+    #: how a paired change's parts were matched, where not one for one (the first min(B) of
+    #: one seed's stream; deletions matched by name across other rater-pair subsets)
+    matched: tuple[str, ...] = ()
 
 
 def _shown(rec: Mapping[str, Any] | None) -> str | None:
@@ -345,12 +350,15 @@ def _fixed_by_construction(rec: Mapping[str, Any]) -> bool:
     return isinstance(extra, Mapping) and bool(extra.get("by_construction"))
 
 
-def _why_unpaired(
+def _pairing_of_key(
     ra: Resamples | None,
     rb: Resamples | None,
     pairing: Pairing,
     fixed: tuple[bool, bool] = (False, False),
-) -> str | None:
+) -> Paired | str:
+    """The two records' parts matched for a paired change, or why they are not paired."""
+    from analysis.stats.records import pair_resamples
+
     if any(fixed):
         sides = " and ".join(s for s, f in zip(("A", "B"), fixed, strict=True) if f)
         return (
@@ -365,8 +373,8 @@ def _why_unpaired(
         )
     if pairing.why_not is not None:
         return f"not paired: {pairing.why_not}"
-    why = ra.unpaired_because(rb)
-    return None if why is None else f"not paired: {why}"
+    paired = pair_resamples(ra, rb)
+    return f"not paired: {paired}" if isinstance(paired, str) else paired
 
 
 def compare_key(key: str, a: Side, b: Side, pairing: Pairing | None = None) -> KeyDiff:
@@ -393,30 +401,30 @@ def compare_key(key: str, a: Side, b: Side, pairing: Pairing | None = None) -> K
     level = float(ra_rec.get("ci_level") or rb_rec.get("ci_level") or 0.95)
     res_a, res_b = a.resamples.get(key), b.resamples.get(key)
     fixed = (_fixed_by_construction(ra_rec), _fixed_by_construction(rb_rec))
-    why = _why_unpaired(res_a, res_b, pairing, fixed)
+    paired = _pairing_of_key(res_a, res_b, pairing, fixed)
     settings = pairing.settings(ra_rec)
-    if why is None and settings is None:
-        why = (
+    if not isinstance(paired, str) and settings is None:
+        paired = (
             "not paired: no statistics settings to read the change with (neither the record's "
             "config nor a resolved config.yaml beside A)"
         )
-    if why is not None:
+    if isinstance(paired, str):
         return KeyDiff(
             key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), False,
             None, None, None, level, None,
-            why if (res_a or res_b or any(fixed) or not same) else "",
+            paired if (res_a or res_b or any(fixed) or not same) else "",
         )  # fmt: skip
     from analysis.stats.records import NOT_ESTIMABLE, paired_change
 
-    assert res_a is not None and res_b is not None
     assert settings is not None
-    reading = paired_change(res_a, res_b, settings)
+    reading = paired_change(paired, settings)
     iv = reading.interval
-    n_boot = max(res_a.n_boot, 0) or None
+    n_boot = paired.n_boot or None
+    matched = "".join(f"; {n}" for n in paired.notes)
     if iv.method == NOT_ESTIMABLE or iv.low is None or iv.high is None:
         return KeyDiff(
             key, status, _shown(ra_rec), _shown(rb_rec), change, _signed(change, fmt), True,
-            None, None, None, iv.level, n_boot, f"paired, {iv.text}",
+            None, None, None, iv.level, n_boot, f"paired, {iv.text}{matched}", paired.notes,
         )  # fmt: skip
     tested = reading.test(0.0)
     p = tested[0] if tested is not None else (1.0 if iv.low == iv.high == 0.0 else None)
@@ -434,7 +442,9 @@ def compare_key(key: str, a: Side, b: Side, pairing: Pairing | None = None) -> K
         level=iv.level,
         n_resamples=n_boot,
         note=f"paired: B - A on the same resamples of the design, {iv.text}"
-        + (f"; {tested[2]}" if tested is not None else ""),
+        + (f"; {tested[2]}" if tested is not None else "")
+        + matched,
+        matched=paired.notes,
     )
 
 
@@ -508,6 +518,26 @@ def _p(p: float | None) -> str:
     return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
 
+def _gist(note: str) -> str:
+    """One matching note without its factor and counts, so that keys matched alike count as
+    one line: the prefix of resamples used, or deletions matched by name."""
+    if "deleted levels matched by name" in note:
+        return (
+            "the annotators' and rater pairs' deletions matched by name (a level only one side "
+            "has leaves the other at its value: another rater-pair subset)"
+        )
+    return note.split(": ", 1)[-1]
+
+
+def _matching(d: BuildDiff, every: bool) -> list[str]:
+    """``N keys: <how>`` for every way paired rows were matched other than one for one."""
+    count: dict[str, int] = {}
+    for k in _rows(d, every):
+        for gist in dict.fromkeys(_gist(m) for m in k.matched):
+            count[gist] = count.get(gist, 0) + 1
+    return [f"{n} keys: {gist}" for gist, n in sorted(count.items())]
+
+
 def _rows(d: BuildDiff, every: bool) -> list[KeyDiff]:
     return [k for k in d.keys if every or k.status != "same"]
 
@@ -537,11 +567,22 @@ def render_table(d: BuildDiff, every: bool = False) -> str:
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines += ["", fmt.format(*header), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*r).rstrip() for r in rows]
+    matching = _matching(d, every)
+    if matching:
+        lines += ["", "paired on:", *(f"  {m}" for m in matching)]
     notes = sorted({k.note for k in _rows(d, every) if k.note and not k.paired})
     if notes:
         lines += ["", "not paired:", *(f"  {n.removeprefix('not paired: ')}" for n in notes)]
     lines += ["", _summary_line(d)]
     return "\n".join(lines) + "\n"
+
+
+def _row_note(k: KeyDiff) -> str:
+    """A row's note in the markdown and HTML tables: why it is not paired, or how it was
+    matched where not one for one."""
+    if not k.paired:
+        return k.note
+    return "; ".join(dict.fromkeys(_gist(m) for m in k.matched))
 
 
 def render_markdown(d: BuildDiff, every: bool = False) -> str:
@@ -561,15 +602,16 @@ def render_markdown(d: BuildDiff, every: bool = False) -> str:
     out += [
         "## Numbers",
         "",
-        "A change is paired where both builds resampled the same draws (same data and design): "
-        "its interval and p-value come from the change on each shared resample.",
+        "A change is paired where both records are statistics of the same resampled data (the "
+        "same units drawn alike, the annotators' deletions matched by name): its interval and "
+        "p-value come from the change on each shared resample and deleted level.",
         "",
         "| key | A | B | B - A | paired CI | p | note |",
         "|---|---|---|---|---|---|---|",
     ]
     out += [
         f"| `{k.key}` | {k.a or '--'} | {k.b or '--'} | {k.change_display or ''} | "
-        f"{k.ci_display or ''} | {_p(k.p_value)} | {'' if k.paired else k.note} |"
+        f"{k.ci_display or ''} | {_p(k.p_value)} | {_row_note(k)} |"
         for k in _rows(d, every)
     ]
     return "\n".join(out) + "\n"
@@ -604,7 +646,7 @@ def render_html(d: BuildDiff, every: bool = False, *, title: str = "", linked: b
             **asdict(k),
             "linked": linked and k.b is not None,
             "p": _p(k.p_value),
-            "note": "" if k.paired else k.note,
+            "note": _row_note(k),
         }
         for k in _rows(d, every)
     ]

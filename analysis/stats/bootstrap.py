@@ -72,6 +72,7 @@ __all__ = [
     "BootstrapResult",
     "PairwiseKappaBootstrap",
     "resample_counts",
+    "redrawn_digests",
     "bootstrap_statistic",
     "bootstrap_pairwise_kappa",
     "nan_mean_rows",
@@ -112,6 +113,9 @@ class BootstrapResult:
     sign: int = 1
     #: the stratum code of each cluster (a stratified jackknife reads it), None: unstratified
     cluster_strata: np.ndarray | None = field(default=None, repr=False)
+    #: the name of each deleted level of an annotator clustering (``annotator`` or
+    #: ``annotator|user``...), in the order of ``jackknife``; None where not named
+    levels: tuple[str, ...] | None = field(default=None, repr=False)
 
     def strata_phrase(self) -> str:
         """', within the 4 strata of source (Rao-Wu)' where resamples keep each stratum's
@@ -222,6 +226,37 @@ def resample_counts(n_clusters: int, n_boot: int, seed: SeedLike, stream: int = 
     return np.vstack(
         [np.zeros((0, n_clusters), dtype=np.int64), *_count_chunks(rng, n_clusters, n_boot)]
     )
+
+
+def redrawn_digests(
+    n_clusters: int,
+    n_boots: Sequence[int],
+    seed: int,
+    stream: int,
+    strata: np.ndarray | None = None,
+) -> list[str]:
+    """The resample-weight digest of each number of resamples in ``n_boots`` as every bootstrap
+    here draws them for ``seed``'s ``stream`` (:attr:`BootstrapResult.weights_digest`).
+
+    The engine draws resamples one after another from the one stream, so ``B`` resamples are
+    the first ``B`` of any larger number for the same seed, stream, clusters and strata; a
+    digest this reproduces is proof that a result's resamples are those rows (the shorter
+    one's draws are then the longer one's first). ``recenter diff`` pairs two builds with
+    other ``stats.n_boot`` on that common prefix.
+    """
+    rng, _ = _stream(seed, stream)
+    rows = np.vstack(
+        [
+            np.zeros((0, n_clusters), dtype=np.float64 if strata is not None else np.int64),
+            *_count_chunks(rng, n_clusters, max(n_boots, default=0), strata=strata),
+        ]
+    )
+    out = []
+    for b in n_boots:
+        digest = _resample_digest(n_clusters, b, strata)
+        digest.update(np.ascontiguousarray(rows[:b]).tobytes())
+        out.append(digest.hexdigest())
+    return out
 
 
 def cluster_membership(codes: np.ndarray, n_clusters: int) -> sparse.csr_matrix:

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,7 @@ from scipy.special import ndtr, ndtri
 
 from analysis import resamples as kept
 from analysis.provenance import Record
-from analysis.stats.bootstrap import BootstrapResult
+from analysis.stats.bootstrap import BootstrapResult, redrawn_digests
 from analysis.stats.intervals import Interval, clopper_pearson, finite_or_none
 from analysis.stats.resampling import DesignInfo, Resamples
 from analysis.stats.settings import StatsSettings
@@ -79,6 +79,8 @@ __all__ = [
     "NOT_ESTIMABLE",
     "BY_CONSTRUCTION",
     "paired_change",
+    "pair_resamples",
+    "Paired",
     "stored",
 ]
 
@@ -739,10 +741,205 @@ def stored(res: Resamples) -> kept.Resamples:
                 n_strata=int(p.n_strata),
                 seed=p.seed,
                 cluster_strata=None if p.cluster_strata is None else np.asarray(p.cluster_strata),
+                levels=p.levels,
             )
             for p in res.parts
         ),
     )
+
+
+#: the streams a design's factors draw on (:data:`analysis.stats.resampling.STREAMS`)
+_STREAMS = (0, 1, 2)
+
+
+def _people(part: kept.Part) -> bool:
+    """An annotator clustering (annotators, or their cells with users or prompts, or rater
+    pairs): a jackknife whose deleted levels are named."""
+    return "annotator" in part.cluster or "rater-pair" in part.cluster
+
+
+def shared_prefix(a: kept.Part, b: kept.Part) -> int | None:
+    """How many resamples two bootstrap parts with other numbers of resamples share: the
+    shorter one's, when both digests are reproduced by one seed's stream (the same seed,
+    stream, clusters and strata: :func:`analysis.stats.bootstrap.redrawn_digests`), so that
+    the shorter side's draws are provably the longer side's first; None when they are not."""
+    if a.seed is None or a.seed != b.seed or a.n_clusters != b.n_clusters:
+        return None
+    strata_a, strata_b = a.cluster_strata, b.cluster_strata
+    if (strata_a is None) != (strata_b is None) or (
+        strata_a is not None and not np.array_equal(strata_a, strata_b)
+    ):
+        return None
+    for stream in _STREAMS:
+        digests = redrawn_digests(a.n_clusters, (a.n_boot, b.n_boot), a.seed, stream, strata_a)
+        if digests == [a.digest, b.digest]:
+            return min(a.n_boot, b.n_boot)
+    return None
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two records' parts matched resample by resample and deleted level by deleted level:
+    the change's parts, the resamples they use and what the matching did."""
+
+    change: Resamples
+    n_boot: int
+    notes: tuple[str, ...]
+
+
+def _row_change(a: kept.Part, b: kept.Part) -> tuple[kept.Part, str] | str:
+    """The change on a row factor's resamples (users, prompts, cells: bootstrapped, or a
+    few-level factor's jackknife), with a note, or why the two are not the same draws."""
+    if a.n_clusters != b.n_clusters or a.n_deleted != b.n_deleted:
+        return (
+            f"other levels of {a.cluster} ({a.n_clusters} vs {b.n_clusters}, {a.n_deleted} vs "
+            f"{b.n_deleted} deleted: other data, or a statistic over other {a.cluster})"
+        )
+    if (a.n_boot == 0) != (b.n_boot == 0):
+        return f"another design ({a.n_boot} vs {b.n_boot} resamples of {a.cluster})"
+    m, note = a.n_boot, ""
+    if a.n_boot != b.n_boot:
+        found = shared_prefix(a, b)
+        if found is None:
+            return (
+                f"other draws of {a.cluster} ({a.n_boot} vs {b.n_boot} resamples that are not "
+                "the first ones of one seed's stream: another seed, other clusters or strata)"
+            )
+        m = found
+        note = (
+            f"{a.cluster}: the first {m} of {a.n_boot} vs {b.n_boot} resamples (one seed's "
+            "stream: the shorter side's draws are the longer side's first)"
+        )
+    elif a.digest != b.digest:
+        return (
+            f"other draws of {a.cluster} (resample-weight digests {a.digest[:10]} and "
+            f"{b.digest[:10]}: other data, clusters or seed)"
+        )
+    jack = None if a.jackknife is None or b.jackknife is None else b.jackknife - a.jackknife
+    part = kept.Part(
+        cluster=a.cluster,
+        digest=a.digest if m == a.n_boot else b.digest,
+        replicates=b.replicates[:m] - a.replicates[:m],
+        jackknife=jack,
+        n_clusters=a.n_clusters,
+        sign=a.sign,
+        stratified_by=a.stratified_by,
+        n_strata=a.n_strata,
+        seed=a.seed,
+        cluster_strata=a.cluster_strata,
+    )
+    return part, note
+
+
+def _people_change(
+    name: str, a: kept.Part | None, b: kept.Part | None, est_a: float, est_b: float
+) -> tuple[kept.Part, str] | str:
+    """The change on an annotator clustering's deletions, matched by the deleted levels'
+    names, or why they cannot be matched.
+
+    A level only one side deletes (an annotator, a rater pair or their part of a user that
+    enters one side's statistic only: another rater-pair subset) leaves the other side's
+    statistic as it is, so that side's value there is its estimate; a side without the
+    clustering at all deletes nothing that moves it. The change's jackknife is then over the
+    levels whose deletion moves either side, the same rule each side's own variance follows.
+    """
+    present = [p for p in (a, b) if p is not None]
+    if any(p.levels is None for p in present):
+        if a is not None and b is not None and a.n_deleted == b.n_deleted:
+            # an older build: the same number of deletions of the same clustering, in the
+            # record maker's order, is all there is to go by; the digest ties them to the
+            # same row draws
+            if a.digest == b.digest:
+                jack = b.jackknife - a.jackknife  # type: ignore[operator]
+                return replace(a, jackknife=jack), ""
+        return (
+            f"the annotators' deletions of {name} cannot be matched ("
+            + " vs ".join(str(p.n_deleted) for p in present)
+            + " deleted levels, not named in a build from before the deleted levels were kept)"
+        )
+    if a is not None and b is not None and a.sign != b.sign:
+        return f"another design ({name} enters with signs {a.sign} and {b.sign})"
+    order: dict[str, None] = {}
+    for p in present:
+        order.update(dict.fromkeys(p.levels or ()))
+    names = list(order)
+
+    def values(p: kept.Part | None, estimate: float) -> np.ndarray:
+        out = np.full(len(names), estimate, dtype=np.float64)
+        if p is not None and p.jackknife is not None:
+            index = {n: i for i, n in enumerate(names)}
+            out[[index[n] for n in p.levels or ()]] = p.jackknife
+        return out
+
+    strata = None
+    if any(p.cluster_strata is not None for p in present):
+        strata = np.zeros(len(names), dtype=np.int64)
+        for p in present:
+            if p.cluster_strata is not None:
+                index = {n: i for i, n in enumerate(names)}
+                strata[[index[n] for n in p.levels or ()]] = p.cluster_strata
+    first = present[0]
+    part = kept.Part(
+        cluster=name,
+        digest=first.digest,
+        replicates=np.zeros(0),
+        jackknife=values(b, est_b) - values(a, est_a),
+        n_clusters=len(names),
+        sign=first.sign,
+        cluster_strata=strata,
+        levels=tuple(names),
+    )
+    set_a = set(a.levels or ()) if a is not None else set()
+    set_b = set(b.levels or ()) if b is not None else set()
+    note = ""
+    if set_a != set_b:
+        note = (
+            f"{name}: {len(names)} deleted levels matched by name ({len(set_a - set_b)} only "
+            f"in A, {len(set_b - set_a)} only in B: a deletion that does not touch one side "
+            "leaves its value there)"
+        )
+    return part, note
+
+
+def pair_resamples(a: kept.Resamples, b: kept.Resamples) -> Paired | str:
+    """``B - A`` on the same resamples of one design, or why the two records are not that.
+
+    Two records pair when they are statistics of the same resampled data: the same row
+    factors (users, prompts, their cells) with the same levels, each drawn with the same
+    resample weights (equal digests), or with other numbers of resamples whose draws are
+    provably one seed's stream (the first ``min(B)`` are shared: :func:`shared_prefix`); and
+    annotator deletions matched by name (:func:`_people_change`). Whether the two statistics
+    are the same function (another rater-pair subset, another prompt's votes) does not
+    matter: on each shared resample both are evaluated on the same draw of the same units,
+    so their difference there is one resample of the difference statistic. Whether both
+    hold the same *data* the digests cannot say (they count clusters and draws): the caller
+    checks that (``recenter diff`` compares the builds' ``data`` config).
+    """
+    rows_a = [p for p in a.parts if not _people(p)]
+    rows_b = [p for p in b.parts if not _people(p)]
+    if [p.cluster for p in rows_a] != [p.cluster for p in rows_b]:
+        return (
+            f"another design (factors {', '.join(p.cluster for p in rows_a) or 'none'} vs "
+            f"{', '.join(p.cluster for p in rows_b) or 'none'})"
+        )
+    parts, notes, n_boot = [], [], []
+    for pa, pb in zip(rows_a, rows_b, strict=True):
+        found = _row_change(pa, pb)
+        if isinstance(found, str):
+            return found
+        parts.append(found[0])
+        n_boot.append(found[0].n_boot)
+        notes.append(found[1])
+    people_a = {p.cluster: p for p in a.parts if _people(p)}
+    people_b = {p.cluster: p for p in b.parts if _people(p)}
+    for name in dict.fromkeys([*people_a, *people_b]):
+        found = _people_change(name, people_a.get(name), people_b.get(name), a.estimate, b.estimate)
+        if isinstance(found, str):
+            return found
+        parts.append(found[0])
+        notes.append(found[1])
+    change = kept.Resamples(b.estimate - a.estimate, tuple(parts))
+    return Paired(_restored(change), max(n_boot, default=0), tuple(n for n in notes if n))
 
 
 def _restored(res: kept.Resamples) -> Resamples:
@@ -762,6 +959,7 @@ def _restored(res: kept.Resamples) -> Resamples:
                 n_strata=p.n_strata,
                 sign=p.sign,
                 cluster_strata=p.cluster_strata,
+                levels=p.levels,
             )
             for p in res.parts
         ),
@@ -769,22 +967,17 @@ def _restored(res: kept.Resamples) -> Resamples:
     )
 
 
-def paired_change(a: kept.Resamples, b: kept.Resamples, settings: StatsSettings) -> Reading:
-    """The interval of ``B - A`` from two records' kept resamples of one design and draws.
+def paired_change(paired: Paired, settings: StatsSettings) -> Reading:
+    """The interval of ``B - A`` from two records' parts matched by :func:`pair_resamples`.
 
-    The change is differenced part by part (each bootstrap resample, each deleted level:
-    :meth:`~analysis.stats.resampling.Resamples.minus`) and read by :func:`read_interval`,
-    the reader of every record, so the change of two variants that share the data and the
-    design gets the interval the same statistic computed on the differenced data would get.
-    A change that is the same on every resample where both are defined (a build against
-    itself: 0 everywhere) has no spread to read: its interval is that change at both ends.
-    The caller checks that the two are paired
-    (:meth:`analysis.resamples.Resamples.unpaired_because`).
+    The change's parts (each shared bootstrap resample, each deleted level) are read by
+    :func:`read_interval`, the reader of every record, so the change of two variants that
+    share the data and the design gets the interval the same statistic computed on the
+    differenced data would get. A change that is the same on every resample where both are
+    defined (a build against itself: 0 everywhere) has no spread to read: its interval is
+    that change at both ends.
     """
-    why = a.unpaired_because(b)
-    if why is not None:
-        raise ValueError(f"the two records are not paired: {why}")
-    diff = _restored(b).minus(_restored(a))
+    diff = paired.change
     change = float(diff.estimate)
     values = [
         v[np.isfinite(v)] for p in diff.parts for v in (p.replicates, p.jackknife) if v is not None

@@ -523,21 +523,25 @@ def _labels_of(plan_: Plan, name: str) -> np.ndarray:
 
 def deletion_codes(
     plan_: Plan, clustering: Clustering, annotator: np.ndarray, row: np.ndarray
-) -> tuple[np.ndarray, int, np.ndarray | None]:
-    """(cluster code of every deletion entry, number of clusters, each cluster's stratum) of
-    one annotator clustering.
+) -> tuple[np.ndarray, int, np.ndarray | None, tuple[str, ...]]:
+    """(cluster code of every deletion entry, number of clusters, each cluster's stratum, each
+    cluster's name) of one annotator clustering.
 
     An entry is one annotator's contribution to one observation (``row``); its cluster is
-    the annotator, with the observation's user and/or prompt where the clustering is crossed.
+    the annotator, with the observation's user and/or prompt where the clustering is crossed,
+    and is named so (``annotator|user``: :func:`level_name`).
     A clustering crossed with stratified users lies in the users' strata (None: it does not).
     """
+    names = pd.Series(np.asarray(annotator, dtype=object)).astype(str).to_numpy(dtype=object)
     key = pd.factorize(pd.Series(np.asarray(annotator, dtype=object)), sort=True)[0].astype(
         np.int64
     )
     for name in clustering.factors:
-        level = pd.factorize(pd.Series(_labels_of(plan_, name), dtype=object), sort=True)[0]
+        labels = _labels_of(plan_, name)
+        level = pd.factorize(pd.Series(labels, dtype=object), sort=True)[0]
         key = key * (int(level.max()) + 1) + level[row]
-    _, codes = np.unique(key, return_inverse=True)
+        names = names + "|" + pd.Series(labels[row], dtype=object).astype(str).to_numpy(object)
+    _, first, codes = np.unique(key, return_index=True, return_inverse=True)
     g = int(codes.max()) + 1 if len(codes) else 0
     users = next((f for f in plan_.factors if f.name == "users"), None)
     strata = None
@@ -545,7 +549,15 @@ def deletion_codes(
         stratum = pd.factorize(users.strata.astype(str), sort=True)[0][row]
         strata = np.zeros(g, dtype=np.int64)
         strata[codes] = stratum
-    return codes, g, strata
+    return codes, g, strata, tuple(str(n) for n in names[first])
+
+
+def level_name(who: Any, *levels: Any) -> str:
+    """The name of a deleted level of an annotator clustering: the annotator (or a rater
+    pair's two names joined by ``~``), then the user, prompt or cell it is crossed with, joined
+    by ``|``; two builds' deletions are matched by these names (``recenter diff``)."""
+    first = "~".join(map(str, who)) if isinstance(who, tuple) else str(who)
+    return "|".join([first, *map(str, levels)])
 
 
 def jackknife_part(
@@ -554,9 +566,13 @@ def jackknife_part(
     clustering: Clustering,
     digest_of: Sequence[str],
     strata: np.ndarray | None = None,
+    levels: Sequence[str] | None = None,
 ) -> BootstrapResult:
     """The delete-one-cluster values of an annotator clustering, as a part (``strata``: each
-    cluster's stratum, for a stratified jackknife)."""
+    cluster's stratum, for a stratified jackknife; ``levels``: each deleted cluster's name,
+    :func:`level_name`, which a paired difference of two builds matches them by)."""
+    if levels is not None and len(levels) != len(values):
+        raise ValueError(f"{len(levels)} level names for {len(values)} deleted levels")
     digest = hashlib.sha256(
         (clustering.noun + "\x1f" + "\x1f".join(digest_of)).encode()
     ).hexdigest()
@@ -570,6 +586,7 @@ def jackknife_part(
         weights_digest=digest,
         sign=clustering.sign,
         cluster_strata=strata,
+        levels=None if levels is None else tuple(levels),
     )
 
 
@@ -741,12 +758,16 @@ def _deletion_parts(
     change = deletions.change[np.flatnonzero(keep)]
     out = []
     for clustering in annotator_clusterings(plan_):
-        codes, g, strata = deletion_codes(
+        codes, g, strata, names = deletion_codes(
             plan_, clustering, deletions.annotator[keep], deletions.row[keep]
         )
         summed = cluster_membership(codes, g) @ change
         summed = summed.toarray() if sparse.issparse(summed) else np.asarray(summed)
-        out.append(jackknife_part(point, point[None, :] + summed, clustering, digest_of, strata))
+        out.append(
+            jackknife_part(
+                point, point[None, :] + summed, clustering, digest_of, strata, levels=names
+            )
+        )
     return out
 
 
@@ -860,13 +881,17 @@ def weighted_rows(
         rows = np.flatnonzero(labels.isin(plan_.annotators).to_numpy())
         digests = [p.weights_digest for p in parts]
         for clustering in annotator_clusterings(plan_):
-            codes, g, strata = deletion_codes(plan_, clustering, labels.to_numpy()[rows], rows)
+            codes, g, strata, names = deletion_codes(
+                plan_, clustering, labels.to_numpy()[rows], rows
+            )
             # each row's cluster, or g: a row no deletion touches (weight 1 throughout)
             row_codes = np.full(n_obs, g, dtype=np.int64)
             row_codes[rows] = codes
             weights = np.hstack([1 - np.eye(g, dtype=np.int64), np.ones((g, 1), dtype=np.int64)])
             values = evaluate(stat, weights, row_codes)
-            parts.append(jackknife_part(np.asarray(est), values, clustering, digests, strata))
+            parts.append(
+                jackknife_part(np.asarray(est), values, clustering, digests, strata, names)
+            )
     return Resamples(np.asarray(est), tuple(parts), plan_.info)
 
 
@@ -980,7 +1005,7 @@ def pairwise_kappa(
             ):
                 if not members:
                     continue
-                values, strata = _kappa_deletions(
+                values, strata, names = _kappa_deletions(
                     members, clustering, boots, plan_, levels, present, est, cols
                 )
                 extra.append(
@@ -990,6 +1015,7 @@ def pairwise_kappa(
                         Clustering(noun, clustering.factors, sign),
                         digests,
                         strata,
+                        names,
                     )
                 )
         means[key] = Resamples(assembled.estimate, (*assembled.parts, *extra), plan_.info)
@@ -1005,15 +1031,19 @@ def _kappa_deletions(
     present: Mapping[str, set[tuple[Any, Any]]],
     est: np.ndarray,
     cols: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
     """A group mean's values with each member (an annotator's pairs, or one pair) deleted, or
     its part of each level of the clustering's factor (the matrix's leave-one-level-out
-    kappas for the member's pairs); and each deleted cluster's stratum."""
-    values, strata = [], []
+    kappas for the member's pairs); each deleted cluster's stratum and its name
+    (:func:`level_name`: the annotator, or the pair's two raters)."""
+    values, strata, names = [], [], []
+    pairs = boots[0].pairs
     for mask, who in members:
+        member = who if isinstance(who, str) else pairs[int(who)]
         if not clustering.factors:
             kept = est[cols][~mask]
             values.append(nan_mean_rows(kept[None, :])[0] if kept.size else np.nan)
+            names.append(level_name(member))
             continue
         name = "cells" if len(clustering.factors) == 2 else clustering.factors[0]
         matrix = boots[[f.name for f in plan_.factors].index(name)].matrix
@@ -1027,9 +1057,10 @@ def _kappa_deletions(
                 continue
             row = np.where(mask, jack[index, cols], est[cols])
             values.append(nan_mean_rows(row[None, :])[0])
+            names.append(level_name(member, level))
             if matrix.cluster_strata is not None:
                 strata.append(matrix.cluster_strata[index])
-    return np.asarray(values), (np.asarray(strata) if strata else None)
+    return np.asarray(values), (np.asarray(strata) if strata else None), names
 
 
 def agreement(

@@ -83,6 +83,7 @@ from analysis.stats.resampling import (
     design_info,
     jackknife_part,
     joined,
+    level_name,
     mean_of,
     plan,
     spearman,
@@ -1029,26 +1030,29 @@ def _mean_over_people(
     est = np.array([per[p].value for p in names])
     extra = []
     for clustering in annotator_clusterings(people):
-        values = []
+        values, deleted = [], []
         for i, person in enumerate(names):
             if not clustering.factors:
                 values.append(np.nanmean(np.delete(est, i)) if len(names) > 1 else np.nan)
+                deleted.append(level_name(person))
                 continue
             name = "cells" if len(clustering.factors) == 2 else clustering.factors[0]
             f = next(f for f in people.factors if f.name == name)
             part = next(p for p in per[person].parts if p.cluster == f.noun)
             assert part.jackknife is not None and f.labels is not None
-            codes = pd.factorize(pd.Series(f.labels, dtype=object), sort=True)[0]
+            codes, uniques = pd.factorize(pd.Series(f.labels, dtype=object), sort=True)
             for level in np.unique(codes[rows[person]]):
                 values.append(
                     np.nanmean(np.where(np.arange(len(names)) == i, part.jackknife[level], est))
                 )
+                deleted.append(level_name(person, uniques[level]))
         extra.append(
             jackknife_part(
                 mean.estimate,
                 np.asarray(values),
                 clustering,
                 [p.weights_digest for p in mean.parts],
+                levels=deleted,
             )
         )
     return Resamples(mean.estimate, (*mean.parts, *extra), people.info)

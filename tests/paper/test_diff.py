@@ -9,6 +9,7 @@ import json
 import math
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,15 +18,15 @@ import pytest
 import yaml
 
 from analysis.cli import main
-from analysis.paper.diff import compare_numbers, diff_builds, read_side
+from analysis.paper.diff import compare_numbers, diff_builds, read_side, render_table
 from analysis.paths import BuildPaths
 from analysis.provenance import dump_json, write_records
 from analysis.resamples import Part, Resamples, write_resamples
-from analysis.stats.records import Statistic, make_records, read_interval
-from analysis.stats.resampling import Units, plan, totals
+from analysis.stats.records import Statistic, make_records, pair_resamples, read_interval, stored
+from analysis.stats.resampling import Units, cell_labels, pairwise_kappa, plan, totals
 from analysis.stats.settings import StatsSettings
 from tests.paper.fake_study import write_fake_study
-from tests.settings_defaults import compose_config_plain
+from tests.settings_defaults import compose_config_plain, stats_settings
 
 
 def _rec(value: float, lo: float | None = None, hi: float | None = None, n: int = 10) -> dict:
@@ -142,7 +143,10 @@ def test_shared_resamples_give_the_change_a_paired_interval(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     ("digest_b", "n_b", "why"),
-    [("other", 400, "other draws of users"), ("same", 300, "400 vs 300 resamples of users")],
+    [
+        ("other", 400, "other draws of users (resample-weight digests"),
+        ("same", 300, "other draws of users (400 vs 300 resamples that are not the first ones"),
+    ],
 )
 def test_other_draws_are_not_paired_and_say_why(
     tmp_path: Path, digest_b: str, n_b: int, why: str
@@ -295,6 +299,180 @@ def test_a_crossed_design_change_gets_the_interval_of_the_differenced_data(
     ]
     assert row.ci[1] - row.ci[0] < 2 * math.hypot(*half)
     assert row.ci[1] < 0  # v2 says YES less often, and the paired interval shows it
+
+
+def _one_way_build(
+    folder: Path, votes: pd.DataFrame, column: str, n_boot: int, seed: int = 7
+) -> Path:
+    """A build of one record, the YES rate of ``column`` resampled over users alone
+    (``stats.design = one_way``: a percentile interval), at ``n_boot`` resamples: its
+    records file with the resamples beside it, and its resolved config."""
+    settings = stats_settings(n_boot=n_boot, design="one_way", cluster="user", seed=seed)
+    units = Units(len(votes), votes["user"].to_numpy(object), votes["prompt"].to_numpy(object))
+    design = plan(settings, "relevance_items", units)
+    resampled = totals(
+        design, {"y": votes[column].to_numpy(), "n": np.ones(len(votes))}, len(votes)
+    )
+    stat = Statistic(
+        "stage2.yes_rate",
+        resampled.stat(lambda g: g("y") / g("n")),
+        ".3f",
+        "YES rate",
+        "m:f",
+        n=len(votes),
+    )
+    out = folder / "records" / "stage2.json"
+    cfg = compose_config_plain()
+    cfg["stats"].update(n_boot=n_boot, design="one_way", cluster="user")
+    cfg["run"]["seed"] = seed
+    params = {"stats": cfg["stats"], "run.seed": seed}
+    write_records(make_records([stat], settings), out, rule="stage2", inputs=[], config=params)
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=True), encoding="utf-8")
+    return out
+
+
+def test_other_numbers_of_resamples_pair_on_their_shared_first_draws(tmp_path: Path) -> None:
+    """A variant with other votes *and* more resamples (``stats.n_boot`` 200 -> 400): the
+    engine draws resamples one after another from one seed's stream, so the 200 are the 400's
+    first 200, and the change is paired on those. Checked by hand from the stored files: the
+    first 200 replicates of the same statistic at B = 400 are the B = 200 ones, and the row's
+    interval and p-value are the percentile interval and the two-sided resample p of the
+    replicates' differences read from the two ``.npz`` files. Another seed is not paired."""
+    votes = _crossed_votes(12)
+    a = _one_way_build(tmp_path / "a", votes, "v1", 200)
+    b = _one_way_build(tmp_path / "b", votes, "v2", 400)
+    same_at_400 = _one_way_build(tmp_path / "c", votes, "v1", 400)
+
+    def replicates(records: Path) -> np.ndarray:
+        with np.load(records.with_name("stage2.resamples.npz")) as data:
+            assert list(data["clusters"]) == ["users"]  # one part: users
+            return data["replicates"]
+
+    rep_a, rep_b = replicates(a), replicates(b)
+    assert (rep_a.size, rep_b.size) == (200, 400)
+    np.testing.assert_array_equal(replicates(same_at_400)[:200], rep_a)
+    d = diff_builds(read_side(a), read_side(b))
+    (row,) = d.keys
+    assert row.paired and row.status == "changed", row.note
+    assert row.n_resamples == 200
+    assert "paired on:\n  1 keys: the first 200 of 200 vs 400 resamples" in render_table(d)
+    assert "users: the first 200 of 200 vs 400 resamples" in row.note
+    d = rep_b[:200] - rep_a
+    assert row.change == pytest.approx(float(votes["v2"].mean() - votes["v1"].mean()), abs=1e-12)
+    assert row.ci == pytest.approx(tuple(np.quantile(d, [0.025, 0.975])), abs=1e-12)
+    p = max(2 * min(np.mean(d <= 0), np.mean(d >= 0)), 1 / 200)
+    assert row.p_value == pytest.approx(p)
+    assert row.ci[1] < 0  # v2 says YES less often
+    (row,) = diff_builds(read_side(b), read_side(a)).keys  # either order
+    assert row.paired and row.ci == pytest.approx(tuple(np.quantile(-d, [0.025, 0.975])))
+    other_seed = _one_way_build(tmp_path / "d", votes, "v2", 400, seed=8)
+    (row,) = diff_builds(read_side(a), read_side(other_seed)).keys
+    assert not row.paired and "not the first ones of one seed's stream" in row.note
+
+
+def _kappa_votes() -> tuple[pd.DataFrame, Units, dict[str, str]]:
+    """Five people and two models voting on 240 crossed items (20 users, 12 prompts); h4
+    and h5 share 30 items, every other pair 70 or more."""
+    rng = np.random.default_rng(3)
+    n = 240
+    users = np.array([f"u{i % 20}" for i in range(n)], dtype=object)
+    prompts = np.array([f"p{(i * 7) % 12}" for i in range(n)], dtype=object)
+    truth = rng.random(n) < 0.3
+    who = {"h1": (0, n), "h2": (0, n), "h3": (40, n), "h4": (0, 110), "h5": (80, n)}
+    who |= {"m1": (0, n), "m2": (0, n)}
+    rows = []
+    for rater, (start, stop) in who.items():
+        right = rng.random(stop - start) < (0.8 if rater[0] == "h" else 0.7)
+        for i, ok in zip(range(start, stop), right, strict=True):
+            rows.append({"item": i, "rater": rater, "label": bool(truth[i] == ok)})
+    long = pd.DataFrame(rows)
+    long["users"], long["prompts"] = users[long["item"]], prompts[long["item"]]
+    long["cells"] = cell_labels(users, prompts)[long["item"]]
+    units = Units(n, users, prompts, annotators=("h1", "h2", "h3", "h4", "h5"))
+    return long, units, {r: "human" if r[0] == "h" else "model" for r in who}
+
+
+def test_another_rater_pair_subset_pairs_with_its_deletions_matched_by_name(
+    tmp_path: Path,
+) -> None:
+    """``stats.min_shared_items`` 0 -> 50 drops the one pair of people that shares 30 items
+    (h4 ~ h5): the human-human group mean is then over 9 pairs, not 10. It is still a statistic
+    of the same resampled data, so the change pairs on the row factors' resamples; the people's
+    deletions are matched by name, a deletion that does not touch one side leaving its value
+    there. Checked by hand: the change with each annotator (each rater pair) deleted is the
+    difference of the two means over the pairs left, from the kappa matrix's estimates."""
+    long, units, groups = _kappa_votes()
+    settings = stats_settings(n_boot=200)
+    design = plan(settings, "relevance_people", units)
+    sides, kappas = [], []
+    for name, min_shared in (("all", 0), ("shared50", 50)):
+        k = pairwise_kappa(
+            design, long, groups=groups, categories=[False, True], min_shared=min_shared
+        )
+        kappas.append(k)
+        stat = Statistic(
+            "kappa.human_human", k.group_means["human_human"], ".2f", "kappa", "m:f", n=240
+        )
+        out = tmp_path / name / "records" / "kappa.json"
+        write_records(make_records([stat], settings), out, rule="kappa", inputs=[])
+        (out.parent.parent / "config.yaml").write_text(_config_text(200), encoding="utf-8")
+        sides.append(read_side(out))
+    wide, narrow = kappas
+    assert len(wide.pairs) - len(narrow.pairs) == 1 and ("h4", "h5") not in narrow.pairs
+    (row,) = diff_builds(*sides).keys
+    assert row.paired and row.status == "changed", row.note
+    assert "t interval" in row.note and row.n_resamples == 200
+    assert "rater-pairs: 10 deleted levels matched by name (1 only in A, 0 only in B" in row.note
+    assert row.ci[0] < row.change < row.ci[1]
+    # the stored parts, matched: each deletion's change by hand from the matrices' estimates
+    paired = pair_resamples(*(s.resamples["kappa.human_human"] for s in sides))
+    assert not isinstance(paired, str)
+    change = {p.cluster: p for p in paired.change.parts}
+
+    def mean_without(k, deleted: str) -> float:
+        """The human-human mean of ``k``'s pair estimates with an annotator or a pair deleted."""
+        est = np.asarray(k.matrix.estimate)
+        left = [
+            est[i]
+            for i, (x, y) in enumerate(k.pairs)
+            if x[0] == y[0] == "h" and deleted not in (x, y, f"{x}~{y}")
+        ]
+        return float(np.mean(left))
+
+    for clustering in ("annotators", "rater-pairs"):
+        part = change[clustering]
+        assert part.levels is not None
+        for name, value in zip(part.levels, part.jackknife, strict=True):
+            hand = mean_without(narrow, name) - mean_without(wide, name)
+            assert value == pytest.approx(hand, abs=1e-12), name
+    assert change["annotators"].jackknife[change["annotators"].levels.index("h4")] == 0.0
+    # the row factors' change is the replicates' difference, resample by resample
+    users = [
+        next(p for p in s.resamples["kappa.human_human"].parts if p.cluster == "users")
+        for s in sides
+    ]
+    np.testing.assert_array_equal(
+        change["users"].replicates, users[1].replicates - users[0].replicates
+    )
+
+
+def test_deletions_that_cannot_be_matched_are_not_paired_and_say_why() -> None:
+    """A build from before the deleted levels were named: with the same number of the same
+    clustering's deletions it pairs them in order (as it always did); with another number it
+    cannot match them, and says so."""
+    long, units, groups = _kappa_votes()
+    design = plan(stats_settings(n_boot=50), "relevance_people", units)
+    kept = []
+    for min_shared in (0, 50):
+        k = pairwise_kappa(
+            design, long, groups=groups, categories=[False, True], min_shared=min_shared
+        )
+        res = stored(k.group_means["human_human"])
+        kept.append(Resamples(res.estimate, tuple(replace(p, levels=None) for p in res.parts)))
+    assert not isinstance(pair_resamples(kept[0], kept[0]), str)
+    why = pair_resamples(*kept)
+    assert isinstance(why, str)
+    assert "the annotators' deletions of rater-pairs cannot be matched (10 vs 9 deleted" in why
 
 
 def test_the_command_prints_a_table_markdown_and_json(tmp_path: Path, capsys) -> None:
