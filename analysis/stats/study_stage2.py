@@ -859,6 +859,9 @@ class PairStatistic:
     difference: tuple[str, str, str] | None = None
     #: the function of this module that makes its group means (the records' code)
     maker: str = "attainable_agreement"
+    #: the values a group mean can take (a t interval is clipped to them): a kappa's -1 to 1;
+    #: kappa_max's 0 to 1 (the most agreement two rates allow is never below chance's)
+    limits: tuple[float, float] = AGREEMENT
 
 
 #: the pair statistics of a round: key part -> what it is. Cohen's kappa; the largest kappa a
@@ -882,6 +885,7 @@ PAIR_STATISTICS = {
         kappa_max_from_tables,
         "mean over the {n} pairs of {who} of the largest Cohen's kappa the pair's two "
         "marginal rates allow (kappa_max)",
+        limits=SHARE,
     ),
     "kappa_share_of_max": PairStatistic(
         kappa_share_of_max_from_tables,
@@ -945,7 +949,7 @@ def pair_group_means(
                     "pairs": {f"{a}|{b}": k for a, b, k in defined},
                     "excluded_models": [] if key == "human_human" else left_out,
                 },
-                limits=AGREEMENT,
+                limits=spec.limits,
                 unit="items",
             )
         )

@@ -107,3 +107,15 @@ def test_adapter_tables_give_the_same_numbers(real, real_data_root: Path) -> Non
     for key, rec in recs.items():
         assert again[key].value == pytest.approx(rec.value), key
         assert again[key].n == rec.n, key
+
+
+def test_kappa_max_intervals_stay_within_zero_and_one(real) -> None:
+    """The most agreement two rates allow is never below chance's: a group mean of kappa_max
+    is clipped to [0, 1] (the graded pilot's five people: a t interval with four degrees of
+    freedom reaches below 0 unclipped)."""
+    recs, _ = real
+    means = {k: r for k, r in recs.items() if ".kappa_max." in k}
+    assert means
+    for key, rec in means.items():
+        assert 0.0 <= rec.ci_low <= rec.value <= rec.ci_high <= 1.0, key
+    assert any("clipped to the statistic's range [0, 1]" in r.method for r in means.values())
