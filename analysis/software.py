@@ -108,6 +108,10 @@ UNKNOWN_COMMIT = "unknown"
 #: embeddings``: stored per set of texts, byte for byte what encoding them gives); unset in a
 #: reproduction, cleared by ``recenter verify`` (a verification encodes everything again)
 EMBEDDING_CACHE_VARIABLE = "RECENTER_EMBEDDING_CACHE"
+#: names a folder of composed configs that processes on one machine share
+#: (``analysis.workflow_config.compose_config``: stored per digest of everything composition
+#: reads); unset in a reproduction, cleared by ``recenter verify`` (a verification composes again)
+CONFIG_CACHE_VARIABLE = "RECENTER_CONFIG_CACHE"
 
 
 def _git(root: Path, *args: str) -> str | None:

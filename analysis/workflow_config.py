@@ -14,8 +14,11 @@ import functools
 import hashlib
 import importlib.util
 import itertools
+import json
+import os
 import re
 import shlex
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import hydra
+import omegaconf
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -34,6 +39,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 from analysis import REPO_ROOT, settings
 from analysis.llm.models import SERVER_RUNTIME_KEYS
 from analysis.settings import ConfigError
+from analysis.software import CONFIG_CACHE_VARIABLE
 
 __all__ = [
     "ConfigError",
@@ -292,8 +298,48 @@ def compose_typed(
 def compose_config(
     overrides: str | list[str] | None = None, config_dir: Path | None = None
 ) -> dict[str, Any]:
-    """The composed, checked config as plain dicts (what rule params carry)."""
-    return compose_typed(overrides, config_dir)[1]
+    """The composed, checked config as plain dicts (what rule params carry).
+
+    Composition costs about two CPU-seconds, paid again by every ``snakemake`` call (dry runs
+    included); where ``CONFIG_CACHE_VARIABLE`` names a folder, a config composed once is read
+    from there (:func:`stored_config_path`). Only a composition that passed every check is
+    stored, so a bad override fails the same way every time.
+    """
+    folder = os.environ.get(CONFIG_CACHE_VARIABLE)
+    if not folder:
+        return compose_typed(overrides, config_dir)[1]
+    path = stored_config_path(Path(folder), overrides, config_dir)
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = None  # a torn or foreign file: compose again and replace it
+        if isinstance(stored, dict):
+            return stored
+    plain = compose_typed(overrides, config_dir)[1]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(plain, ensure_ascii=False), encoding="utf-8")
+    os.replace(partial, path)
+    return plain
+
+
+def stored_config_path(
+    folder: Path, overrides: str | list[str] | None, config_dir: Path | None
+) -> Path:
+    """Where a composed config is stored in a shared folder: a digest of everything that
+    decides it: every file of the config folder (path and bytes), the override tokens, the
+    source of the code that composes and checks (this module and what it imports) and the
+    versions of Hydra, OmegaConf and Python."""
+    config_dir = (config_dir or REPO_ROOT / "config").resolve()
+    digest = hashlib.sha256()
+    for path in sorted(p for p in config_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(config_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    versions = [hydra.__version__, omegaconf.__version__, sys.version]
+    digest.update(json.dumps([parse_overrides(overrides), versions]).encode())
+    digest.update(code_hash(__name__).encode())
+    return folder / f"{digest.hexdigest()}.json"
 
 
 #: dotted keys that never enter rule params: they change how a run talks to endpoints, never

@@ -18,6 +18,7 @@ from analysis import REPO_ROOT
 from analysis.paper.verify import copy_sources
 from analysis.software import (
     COMMIT_VARIABLE,
+    CONFIG_CACHE_VARIABLE,
     EMBEDDING_CACHE_VARIABLE,
     commit_label,
     repository_commit,
@@ -205,6 +206,19 @@ def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     temporary folders (``popen-gwN``) sit in the session's own; without xdist it is that one."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_config_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of composed configs for the whole session (``CONFIG_CACHE_VARIABLE``), set
+    in this process's environment so every ``snakemake`` a test starts inherits it: the suite
+    starts snakemake more than a hundred times, mostly with the same config, and composing it
+    costs each call about half a CPU-second. Only a config that passed every check is stored,
+    under a digest of the config files, the overrides and the composing code
+    (``analysis.workflow_config.stored_config_path``), so an edited copy composes afresh."""
+    folder = session_shared_dir(tmp_path_factory) / "config_cache"
+    os.environ[CONFIG_CACHE_VARIABLE] = str(folder)
+    return folder
 
 
 def bundled_build_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -375,3 +376,47 @@ def test_non_ascii_values_are_quoted_for_hydra_only_when_needed() -> None:
     assert hydra_token("data.root=/l'été") == 'data.root="/l\'été"'
     assert hydra_token("data.root='/données'") == "data.root='/données'"
     assert hydra_token("stages.stage2.voters=[modèle]") == "stages.stage2.voters=[modèle]"
+
+
+def test_a_shared_config_folder_serves_a_composed_config_and_never_a_stale_or_failed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CONFIG_CACHE_VARIABLE``: a config composed once is read back (the suite's many
+    snakemake calls compose it once); another override, an edited config file or edited
+    composing code is another digest; a failed composition stores nothing; a torn file is
+    composed again and replaced."""
+    import shutil
+
+    from analysis.software import CONFIG_CACHE_VARIABLE
+    from analysis.workflow_config import compose_typed, stored_config_path
+
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(CONFIG_CACHE_VARIABLE, str(folder))
+    config_dir = tmp_path / "config"
+    shutil.copytree(REPO_ROOT / "config", config_dir)
+    fresh = compose_typed("stats.n_boot=500", config_dir)[1]
+    assert compose_config("stats.n_boot=500", config_dir) == fresh  # composed and stored
+    path = stored_config_path(folder, "stats.n_boot=500", config_dir)
+    assert sorted(folder.iterdir()) == [path]
+    path.write_text('{"read": "from the folder"}')  # what is stored is what is served
+    assert compose_config("stats.n_boot=500", config_dir) == {"read": "from the folder"}
+    path.write_text('{"torn')
+    assert compose_config("stats.n_boot=500", config_dir) == fresh
+    assert json.loads(path.read_text()) == fresh
+
+    # every input of composition is in the digest
+    assert stored_config_path(folder, "stats.n_boot=501", config_dir) != path
+    stats = config_dir / "stats" / "default.yaml"
+    stats.write_text(stats.read_text() + "\n# an edit\n")
+    assert stored_config_path(folder, "stats.n_boot=500", config_dir) != path
+    monkeypatch.setattr("analysis.workflow_config.code_hash", lambda *m: "another composing code")
+    assert stored_config_path(folder, "stats.n_boot=500", config_dir) != path
+
+    # a bad override fails every time and leaves nothing behind
+    monkeypatch.undo()
+    monkeypatch.setenv(CONFIG_CACHE_VARIABLE, str(folder))
+    before = sorted(folder.iterdir())
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="n_boot"):
+            compose_config("stats.n_boot=-3", config_dir)
+    assert sorted(folder.iterdir()) == before

@@ -35,6 +35,7 @@ from analysis.paths import BuildPaths
 from analysis.provenance import load_numbers
 from analysis.software import (
     COMMIT_VARIABLE,
+    CONFIG_CACHE_VARIABLE,
     EMBEDDING_CACHE_VARIABLE,
     commit_label,
     installed_software,
@@ -161,6 +162,7 @@ def rebuild(
     # the copy has no .git: it records the commit of the checkout it was copied from
     env.setdefault(COMMIT_VARIABLE, commit_label(repository_commit(root)))
     env.pop(EMBEDDING_CACHE_VARIABLE, None)  # a verification encodes every text again
+    env.pop(CONFIG_CACHE_VARIABLE, None)  # and composes its config again
     log = workdir / "verify-snakemake.log"
     with open(log, "w", encoding="utf-8") as fh:
         fh.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
