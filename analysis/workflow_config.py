@@ -317,9 +317,12 @@ def compose_config(
         if isinstance(stored, dict):
             return stored
     plain = compose_typed(overrides, config_dir)[1]
+    text = json.dumps(plain, ensure_ascii=False)
+    if json.loads(text) != plain:  # e.g. a key that is no string: JSON would change it
+        return plain
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(plain, ensure_ascii=False), encoding="utf-8")
+    partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)
     return plain
 
