@@ -16,6 +16,7 @@ from filelock import FileLock
 
 from analysis import REPO_ROOT
 from analysis.paper.verify import copy_sources
+from analysis.simulation.truth import TRUTH_CACHE_VARIABLE
 from analysis.software import (
     COMMIT_VARIABLE,
     CONFIG_CACHE_VARIABLE,
@@ -209,15 +210,23 @@ def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def shared_config_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One folder of composed configs for the whole session (``CONFIG_CACHE_VARIABLE``), set
-    in this process's environment so every ``snakemake`` a test starts inherits it: the suite
-    starts snakemake more than a hundred times, mostly with the same config, and composing it
-    costs each call about half a CPU-second. Only a config that passed every check is stored,
-    under a digest of the config files, the overrides and the composing code
-    (``analysis.workflow_config.stored_config_path``), so an edited copy composes afresh."""
-    folder = session_shared_dir(tmp_path_factory) / "config_cache"
-    os.environ[CONFIG_CACHE_VARIABLE] = str(folder)
+def shared_session_caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Folders the whole session shares, set in this process's environment so every process a
+    test starts inherits them:
+
+    - composed configs (``CONFIG_CACHE_VARIABLE``): the suite starts snakemake more than a
+      hundred times, mostly with the same config, and composing it costs each call about half
+      a CPU-second;
+    - the simulated truth's large draw (``TRUTH_CACHE_VARIABLE``): the same 40 worlds, about
+      25 CPU-s, in the truth tests, the world's regeneration and the coverage benchmark.
+
+    Each stores a result only after it was computed here, under a digest of everything that
+    decides it (``stored_config_path``, ``stored_design_path``), so an edited copy computes
+    afresh, and the tests that compare with committed files still check a fresh computation.
+    """
+    folder = session_shared_dir(tmp_path_factory) / "caches"
+    os.environ[CONFIG_CACHE_VARIABLE] = str(folder / "config")
+    os.environ[TRUTH_CACHE_VARIABLE] = str(folder / "truth")
     return folder
 
 

@@ -31,16 +31,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import itertools
 import json
+import os
 from collections.abc import Mapping
 from math import comb
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm, spearmanr
 
+import analysis
 from analysis.simulation.parameters import RANDOM_EFFECTS, WorldParameters, effect_source
 from analysis.simulation.raters import (
     ITEM_TYPES,
@@ -102,9 +106,55 @@ class Design:
     stage3_mention_expected: np.ndarray
 
 
+#: names a folder where large draws are kept between processes (a test session draws the same
+#: one in several: about 25 CPU-s each); unset in a reproduction
+TRUTH_CACHE_VARIABLE = "RECENTER_TRUTH_CACHE"
+
+
+def stored_design_path(folder: Path, params: WorldParameters) -> Path:
+    """Where the large draw of ``params`` is stored in a shared folder: a digest of everything
+    that decides it: the parameters, the truth's seeds, NumPy's version and the source of the
+    analysis package (the simulator and what it imports)."""
+    digest = hashlib.sha256()
+    blob = [dataclasses.asdict(params), TRUTH_SEEDS, np.__version__]
+    digest.update(json.dumps(blob, sort_keys=True, default=repr).encode())
+    package = Path(analysis.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return folder / f"{digest.hexdigest()}.npz"
+
+
 @functools.lru_cache(maxsize=4)
 def large_draw_design(params: WorldParameters) -> Design:
-    """The design of the worlds of ``TRUTH_SEEDS`` (~1 s per world; cached per parameters)."""
+    """The design of the worlds of ``TRUTH_SEEDS`` (~1 s per world; cached per parameters, and
+    read from the folder ``TRUTH_CACHE_VARIABLE`` names when one is set)."""
+    folder = os.environ.get(TRUTH_CACHE_VARIABLE)
+    if not folder:
+        return _drawn_design(params)
+    path = stored_design_path(Path(folder), params)
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                fields = {f.name: stored[f.name] for f in dataclasses.fields(Design)}
+            triples = fields["stage2_triples"]
+            fields["stage2_triples"] = tuple(tuple(int(i) for i in row) for row in triples)
+            return Design(**fields)
+        except (OSError, ValueError, KeyError):
+            pass  # a torn or foreign file: draw again and replace it
+    design = _drawn_design(params)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial.npz")
+    triples = np.array(design.stage2_triples, dtype=np.int64).reshape(
+        len(design.stage2_triples), params.stage2_raters_per_item
+    )
+    np.savez(partial, **{**dataclasses.asdict(design), "stage2_triples": triples})
+    os.replace(partial, path)
+    return design
+
+
+def _drawn_design(params: WorldParameters) -> Design:
+    """The large draw itself."""
     q1, s1, types, items, gens, named = [], [], [], [], [], []
     # which people vote together matters only for a small pool (a crowd is all but random)
     small = comb(params.n_stage2_humans, params.stage2_raters_per_item) <= MAX_TRIPLES

@@ -240,3 +240,42 @@ def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> N
         "judge a better share minus people's",
     )
     assert truths[0]["stage3.mention_delta.sim-llm-e"] != DEFAULT_PARAMETERS.judge_mention_effect[4]
+
+
+def test_a_shared_truth_folder_serves_the_large_draw_it_stored(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """``TRUTH_CACHE_VARIABLE``: the large draw is stored once and read back as drawn; other
+    parameters are another digest; a torn file is drawn again and replaced. (Two of the
+    truth's seeds here, to keep the test cheap: the seeds are part of the digest.)"""
+    from analysis.simulation import truth
+
+    # the process's cache holds draws of two seeds meanwhile: the later tests must not see them
+    request.addfinalizer(truth.large_draw_design.cache_clear)
+    monkeypatch.setattr(truth, "TRUTH_SEEDS", truth.TRUTH_SEEDS[:2])
+    monkeypatch.setenv(truth.TRUTH_CACHE_VARIABLE, str(tmp_path))
+    params = truth._base(DEFAULT_PARAMETERS)
+
+    def same(a: truth.Design, b: truth.Design) -> bool:
+        return (
+            all(
+                np.array_equal(getattr(a, f.name), getattr(b, f.name))
+                for f in dataclasses.fields(truth.Design)
+            )
+            and a.stage2_triples == b.stage2_triples
+        )
+
+    truth.large_draw_design.cache_clear()
+    drawn = truth._drawn_design(params)
+    assert same(truth.large_draw_design(params), drawn)
+    path = truth.stored_design_path(tmp_path, params)
+    assert sorted(tmp_path.iterdir()) == [path]
+    truth.large_draw_design.cache_clear()
+    stored = truth.large_draw_design(params)
+    assert same(stored, drawn) and isinstance(stored.stage2_triples[0][0], int)
+    assert stored.stage3_slot_named.dtype == bool
+    assert truth.stored_design_path(tmp_path, dataclasses.replace(params, seed=1)) != path
+    path.write_bytes(b"torn")
+    truth.large_draw_design.cache_clear()
+    assert same(truth.large_draw_design(params), drawn)
+    assert path.stat().st_size > 100
