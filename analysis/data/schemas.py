@@ -10,13 +10,12 @@ row and column for every failure. ``docs/data.md`` documents each column.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import pandera.pandas as pa
-from pandera.errors import SchemaErrors
 
 from analysis.data.errors import TableValidationError
 from analysis.data.vocabulary import (
@@ -39,6 +38,10 @@ from analysis.data.vocabulary import (
     VOTE_KINDS,
 )
 
+if TYPE_CHECKING:
+    import pandera.pandas as pa
+    from pandera.errors import SchemaErrors
+
 
 @dataclass(frozen=True)
 class Col:
@@ -53,6 +56,8 @@ class Col:
     unique: bool = False
 
     def column(self) -> pa.Column:
+        import pandera.pandas as pa
+
         checks: list[pa.Check] = []
         if self.isin is not None:
             checks.append(pa.Check.isin(list(self.isin)))
@@ -212,8 +217,16 @@ ROW_RULES: tuple[tuple[str, tuple[str, ...], Any, str], ...] = (
 )
 
 
+@functools.cache
 def schema(table: str) -> pa.DataFrameSchema:
-    """The pandera schema of one canonical table (strict columns, key unique)."""
+    """The pandera schema of one canonical table (strict columns, key unique).
+
+    Built on first use, like pandera itself (imported here, not with the module): the workflow
+    reads this module's table names at every start of snakemake, where importing pandera
+    would cost each call a third of a CPU-second.
+    """
+    import pandera.pandas as pa
+
     return pa.DataFrameSchema(
         {name: col.column() for name, col in COLUMNS[table].items()},
         strict=True,
@@ -221,9 +234,6 @@ def schema(table: str) -> pa.DataFrameSchema:
         report_duplicates="all",
         name=table,
     )
-
-
-SCHEMAS: dict[str, pa.DataFrameSchema] = {name: schema(name) for name in TABLE_NAMES}
 
 
 def make_table(table: str, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -354,11 +364,13 @@ def validate_tables(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFram
     extra = sorted(set(tables) - set(TABLE_NAMES))
     failures += [(name, None, None, "table is missing") for name in missing]
     failures += [(name, None, None, "not a canonical table") for name in extra]
+    from pandera.errors import SchemaErrors
+
     for name in TABLE_NAMES:
         if name not in tables:
             continue
         try:
-            SCHEMAS[name].validate(tables[name], lazy=True)
+            schema(name).validate(tables[name], lazy=True)
         except SchemaErrors as err:
             failures += _failures(name, tables[name], err)
         else:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.data.schemas import KEYS, SCHEMAS, make_table
+from analysis.data.schemas import KEYS, make_table, schema
 from analysis.provenance import Record
 from analysis.stages import judging, relevance, verification
 from analysis.stages.parsing import PARSED, count_parse_outcomes
@@ -31,7 +31,7 @@ def rater_name(model: str, imported_raters: Iterable[str], prompt_version: str) 
 
 def _finish(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.sort_values(list(KEYS[table]), kind="stable").reset_index(drop=True)
-    return SCHEMAS[table].validate(out, lazy=True)
+    return schema(table).validate(out, lazy=True)
 
 
 def _combine(table: str, imported: pd.DataFrame, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.data.canonical import table_path
-from analysis.data.schemas import SCHEMAS, TABLE_NAMES, validate_tables
+from analysis.data.schemas import TABLE_NAMES, schema, validate_tables
 
 
 def read_tables(
@@ -21,5 +21,5 @@ def read_tables(
     if set(names) == set(TABLE_NAMES):
         return validate_tables(tables)
     for name, df in tables.items():
-        SCHEMAS[name].validate(df)
+        schema(name).validate(df)
     return tables
