@@ -17,17 +17,15 @@ from tests.settings_defaults import compose_config_plain
 FAMILY_WORDS = {
     "over_selection": "the models' over-selection ratios",
     "kappa_differences": "the differences of the kappa group means",
-    "kappa_share_differences": (
-        "the differences of the group means of the share of the attainable kappa"
-    ),
-    "gap_kappa": "the models' kappa gaps",
+    "kappa_share_differences": "and of their shares of the attainable kappa",
+    "gap_kappa": "the models' kappa and F1 gaps",
     "gap_f1": r"F1 gaps to the left-out \person",
-    "judge_minus_human": r"the judges' rating gaps to the \people",
-    "judge_better_share_minus_human": r"rated above the generic one minus that of the \people",
-    "mention_delta": r"the mention effects of the \people{} and of the judges",
-    "mention_delta_within_generator": "the same effects compared within generators",
-    "verifier_minus_zero_shot": "the trained verifier's differences from each zero-shot verifier",
-    "classifier_minus_zero_shot": "the trained classifier's differences from each zero-shot model",
+    "judge_minus_human": "the judges' rating gaps",
+    "judge_better_share_minus_human": r"gaps in the share rated above generic, to the \people",
+    "mention_delta": r"the mention effects of the \people{} and the judges",
+    "mention_delta_within_generator": "and within generators",
+    "verifier_minus_zero_shot": "trained verifier's and classifier's differences",
+    "classifier_minus_zero_shot": "classifier's differences from each zero-shot model",
     "problematic_gap": "the real-minus-synthetic gap",
     "mention_habit_vs_bias": "the habit-versus-bias correlation",
 }
