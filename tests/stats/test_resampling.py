@@ -155,13 +155,7 @@ def test_annotator_clusterings_are_deletions_recomputed_by_hand() -> None:
     """Every annotator clustering's values are the rate recomputed without one annotator, or
     without its judgments of one user (prompt, user x prompt cell)."""
     df = rated_world()
-    units = Units(
-        len(df),
-        users=df["user"].to_numpy(dtype=object),
-        prompts=df["prompt"].to_numpy(dtype=object),
-        annotators=tuple(sorted(df["annotator"].unique())),
-    )
-    design = plan(stats_settings(n_boot=N_BOOT, seed=1), "relevance_people", units)
+    design, res = _people_rate(df)
     names = [c.noun for c in annotator_clusterings(design)]
     assert names == [
         "annotators",
@@ -169,13 +163,6 @@ def test_annotator_clusterings_are_deletions_recomputed_by_hand() -> None:
         "prompt x annotator cells",
         "user x prompt x annotator cells",
     ]
-    tb = totals(
-        design,
-        {"v": df["v"].to_numpy(), "n": np.ones(len(df))},
-        len(df),
-        annotator_rows=df["annotator"].to_numpy(dtype=object),
-    )
-    res = tb.stat(lambda g: g("v") / g("n"))
     keys = {
         "annotators": ["annotator"],
         "user x annotator cells": ["annotator", "user"],
@@ -197,6 +184,25 @@ def test_annotator_clusterings_are_deletions_recomputed_by_hand() -> None:
     assert "annotators" in reading.interval.text and reading.interval.method == "t"
 
 
+def _people_rate(df: pd.DataFrame):
+    """The mean of ``v`` under the relevance_people design (users x prompts crossed, the
+    annotators jackknifed): its plan and its resamples."""
+    units = Units(
+        len(df),
+        users=df["user"].to_numpy(dtype=object),
+        prompts=df["prompt"].to_numpy(dtype=object),
+        annotators=tuple(sorted(df["annotator"].unique())),
+    )
+    design = plan(stats_settings(n_boot=N_BOOT, seed=1), "relevance_people", units)
+    tb = totals(
+        design,
+        {"v": df["v"].to_numpy(), "n": np.ones(len(df))},
+        len(df),
+        annotator_rows=df["annotator"].to_numpy(dtype=object),
+    )
+    return design, tb.stat(lambda g: g("v") / g("n"))
+
+
 def _jackknife_variance(values: np.ndarray) -> float:
     g = values.size
     return (g - 1) / g * float(np.sum((values - values.mean()) ** 2))
@@ -207,21 +213,8 @@ def test_a_design_with_people_reads_t_with_the_annotators_degrees_of_freedom() -
     inclusion-exclusion, truncated at zero), read with t at the fewest levels less one (4
     annotators: 3 df, scipy.stats.t), and the test of a value uses the same variance and df."""
     df = rated_world()
-    units = Units(
-        len(df),
-        users=df["user"].to_numpy(dtype=object),
-        prompts=df["prompt"].to_numpy(dtype=object),
-        annotators=tuple(sorted(df["annotator"].unique())),
-    )
     settings = stats_settings(n_boot=N_BOOT, seed=1)
-    design = plan(settings, "relevance_people", units)
-    tb = totals(
-        design,
-        {"v": df["v"].to_numpy(), "n": np.ones(len(df))},
-        len(df),
-        annotator_rows=df["annotator"].to_numpy(dtype=object),
-    )
-    res = tb.stat(lambda g: g("v") / g("n"))
+    _, res = _people_rate(df)
     parts = {p.cluster: p for p in res.parts}
     v_rows = sum(
         sign * np.var(parts[name].replicates, ddof=1)
