@@ -170,6 +170,11 @@ def test_real_build_scorecard_verdicts_of_the_stage2_headlines(real_build: Path)
     assert unit_problems(study, numbers) == []
     support = (real_build / "paper/generated/annotation_tool/tables/data_support.tex").read_text()
     assert support.count(r"\rc{repro.") == len(study.published)
+    # and the limitations say what the table says (one stage-3 figure partly supported)
+    words = (real_build / "paper/generated/annotation_tool/tables/release_support.tex").read_text()
+    stage3 = [e.release for e in study.published.values() if e.stage == "stage3"]
+    assert ("stage~3 not at all" in words) is (set(stage3) == {"no"})
+    assert "stage~1 not at all" in words and "stage~2 in part" in words
     # a real build judges by the rules: the study's own data by rounding, the rest by margins
     assert verdict["human_relevance_rate"]["extra"]["rule"] == "rounding"
     assert verdict["f1_bm25"]["extra"]["rule"] == "margin"

@@ -351,3 +351,45 @@ def test_the_data_support_table_lists_every_figure_once_by_stage() -> None:
     assert tex.count(r"\rc{repro.rates.") == 1  # an `each` entry is one figure
     assert r"flags & \rc{repro.flags.published} & no & no final stage-1 judgments" in tex
     assert "Source: the test." in tex
+
+
+def test_the_limitations_say_what_the_release_supports_as_the_table_does() -> None:
+    """The limitations' sentence is read from the data-support table's rows: a stage with one
+    partly supported figure among unsupported ones is not "not at all" (issue 35)."""
+    from analysis.paper.tables import release_support_words, render_tables
+
+    def words(**releases: list[str]) -> str:
+        entries = {
+            f"{stage}_{i}": {"key": "nowhere", "value": 0.5, "precision": 0.01, "stage": stage}
+            | {"release": r, "release_note": "what it holds"}
+            for stage, rs in releases.items()
+            for i, r in enumerate(rs)
+        }
+        s = study(**entries)
+        rows = scorecard_rows(s, {}, simulated=False)
+        return release_support_words(
+            attach_provenance(scorecard_records(rows, s, False), rule="scorecard", inputs=[])
+        )
+
+    assert words(
+        stage1=["no", "no"], stage2=["yes", "partial"], stage3=["no", "partial", "no"]
+    ) == ("stage~2 in part, stage~3 partly, for 1 of its 3 figures and stage~1 not at all")
+    assert words(stage1=["yes"], stage3=["no", "no", "yes"]) == (
+        "stage~1 in full and stage~3 for 1 of its 3 figures"
+    )
+    assert words(stage2=["partial", "no"]) == "stage~2 in part"
+    # the study file: stage 3 has one partly supported figure, so the sentence says so
+    published = load_study(STUDY_FILE)
+    rows = scorecard_rows(published, {}, simulated=False)
+    numbers = attach_provenance(
+        scorecard_records(rows, published, False), rule="scorecard", inputs=[]
+    )
+    stage3 = [e.release for e in published.published.values() if e.stage == "stage3"]
+    sentence = release_support_words(numbers)
+    assert "stage~3 not at all" not in sentence and "partial" in stage3
+    assert f"stage~3 partly, for {len(stage3) - stage3.count('no')} of its {len(stage3)}" in (
+        sentence
+    )
+    assert render_tables(numbers)["release_support"].endswith(
+        f"\\newcommand\\ReleaseSupport{{{sentence}}}\n"
+    )

@@ -72,7 +72,12 @@ def test_tables_name_the_raters_with_the_datasets_nouns() -> None:
     assert "the simulated raters" in tables["stage3_models"]  # a column header
     for name, tex in tables.items():
         assert "people" not in tex.replace("real people", ""), name
-        assert "Simulated data" in tex or name in ("present", "scorecard", "data_support"), name
+        assert "Simulated data" in tex or name in (
+            "present",
+            "scorecard",
+            "data_support",
+            "release_support",
+        ), name
 
 
 def test_missing_cells_are_dashes_and_empty_tables_say_so() -> None:
