@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.paper.claims import INCONCLUSIVE, REFUTED, SUPPORTED, UNTESTABLE
 from analysis.paper.scorecard import (
     DIFFERENT_METHOD,
     DIFFERS,
@@ -190,3 +191,103 @@ def test_real_build_scorecard_verdicts_of_the_stage2_headlines(real_build: Path)
     ).stdout
     assert "| quantity | study | this build [95% CI] | n | verdict |" in printed
     assert "partial" in printed and "reproduced" in printed
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_real_build_agreement_beyond_rates_and_baselines_that_can_say_no(
+    real_build: Path,
+) -> None:
+    """Issue 35's records on the real exports, as the build wrote them: Krippendorff's alpha
+    per rater group, the share of the attainable kappa (kappa / kappa_max) with its
+    differences, the claim that carries "models agree with models beyond their rates" (pilot:
+    the only round with people's individual votes), and the baselines' top-k rows beside the
+    all-positive rule as its own row."""
+    numbers = json.loads((real_build / "results/annotation_tool/numbers.json").read_text())
+
+    def interval(key: str, low: float, high: float) -> dict:
+        rec = numbers[key]
+        assert low <= rec["ci_low"] < rec["value"] < rec["ci_high"] <= high, key
+        assert rec["ci_high"] - rec["ci_low"] > 0.01, key  # not degenerate
+        assert f"design {rec['extra']['design']}:" in rec["method"], key
+        return rec
+
+    for key in (
+        "stage2.pilot.alpha.all",
+        "stage2.pilot.alpha.human",
+        "stage2.pilot.alpha.model",
+        "stage2.final.alpha.model",
+    ):
+        rec = interval(key, -1.0, 1.0)
+        assert "Krippendorff's alpha (nominal)" in rec["method"], key
+        # people's votes: the people design (annotators resampled too); models alone: items
+        assert rec["extra"]["design"] == (
+            "relevance_items" if key.endswith(".model") else "relevance_people"
+        )
+    assert not any(
+        k.startswith(("stage2.final.alpha.human", "stage2.final.alpha.all")) for k in numbers
+    )
+    shares = {
+        f"{round_}.{group}": interval(f"stage2.{round_}.kappa_share_of_max.{group}", 0.0, 1.0)
+        for round_, group in (
+            ("pilot", "human_human"),
+            ("pilot", "human_model"),
+            ("pilot", "model_model"),
+            ("final", "model_model"),
+            ("pilot_graded", "human_human"),
+        )
+    }
+    for rec in shares.values():
+        pairs = rec["extra"]["pairs"]
+        assert rec["value"] == pytest.approx(sum(pairs.values()) / len(pairs))
+    final_kappa = numbers["stage2.final.kappa.model_model"]["value"]
+    final_max = numbers["stage2.final.kappa_max.model_model"]["value"]
+    assert shares["final.model_model"]["value"] == pytest.approx(final_kappa / final_max)
+    for diff in (
+        "model_model_minus_human_model",
+        "human_human_minus_human_model",
+        "model_model_minus_human_human",
+    ):
+        rec = interval(f"stage2.pilot.kappa_share_of_max_diff.{diff}", -1.0, 1.0)
+        a, b = diff.split("_minus_")
+        assert rec["value"] == pytest.approx(
+            shares[f"pilot.{a}"]["value"] - shares[f"pilot.{b}"]["value"]
+        )
+        assert 0 <= rec["extra"]["p_value"] <= rec["extra"]["p_adjusted"] <= 1
+    # the final round has one model pair and no people's votes: no difference to judge
+    assert not any(k.startswith("stage2.final.kappa_share_of_max_diff.") for k in numbers)
+
+    claims = json.loads((real_build / "results/annotation_tool/claims.json").read_text())
+    pilot = claims["claims"]["models_agree_with_models_beyond_rates_pilot"]
+    diff = numbers["stage2.pilot.kappa_share_of_max_diff.model_model_minus_human_model"]
+    assert pilot["keys"] == ["stage2.pilot.kappa_share_of_max_diff.model_model_minus_human_model"]
+    assert pilot["verdict"] in (SUPPORTED, REFUTED, INCONCLUSIVE)
+    assert pilot["verdict"] == (SUPPORTED if diff["ci_low"] > 0 else REFUTED)
+    final = claims["claims"]["models_agree_with_models_beyond_rates"]
+    assert final["verdict"] == UNTESTABLE and final["keys"] == []
+
+    # Baselines that can say no: BM25 and MiniLM take each pair's top k, k from the people's
+    # relevance rate on the development prompts, so they mark about as many as the people;
+    # the all-positive rule is its own row, recall 1 by construction and no interval.
+    for round_ in ("final", "pilot2"):
+        for baseline in ("bm25", "minilm-embedding"):
+            recall = numbers[f"stage2.{round_}.recall_vs_majority.{baseline}"]
+            assert recall["ci_low"] < recall["value"] < recall["ci_high"] < 1, (round_, baseline)
+            assert "k highest-scoring attributes" in recall["method"]
+            assert "development prompts" in recall["method"]
+            assert f"design {recall['extra']['design']}:" in recall["method"]
+            for stat in ("precision", "f1"):
+                rec = numbers[f"stage2.{round_}.{stat}_vs_majority.{baseline}"]
+                assert 0 < rec["value"] < 1 and rec["ci_low"] < rec["value"] < rec["ci_high"]
+            if round_ == "final":
+                # about as many marked as the majority on the evaluation prompts, not all
+                assert 0.1 < recall["extra"]["eval_predicted_yes_rate"] < 0.35, baseline
+        everything = numbers[f"stage2.{round_}.recall_vs_majority.all-positive"]
+        assert everything["value"] == 1.0 and everything["ci_low"] is None
+        assert everything["extra"]["by_construction"] is True
+        precision = numbers[f"stage2.{round_}.precision_vs_majority.all-positive"]
+        assert precision["value"] == pytest.approx(precision["extra"]["eval_majority_yes_rate"])
+        assert precision["ci_low"] < precision["value"] < precision["ci_high"]
+        p = precision["value"]
+        f1 = numbers[f"stage2.{round_}.f1_vs_majority.all-positive"]["value"]
+        assert f1 == pytest.approx(2 * p / (1 + p))

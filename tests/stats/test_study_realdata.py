@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysis.stats.study_stage2 import kappa_matrix_table, stage2_statistics
@@ -119,3 +120,89 @@ def test_kappa_max_intervals_stay_within_zero_and_one(real) -> None:
     for key, rec in means.items():
         assert 0.0 <= rec.ci_low <= rec.value <= rec.ci_high <= 1.0, key
     assert any("clipped to the statistic's range [0, 1]" in r.method for r in means.values())
+
+
+#: the alpha records the real exports support (issue 35): the people, the models and both in
+#: the pilot round, the two released models in the final round
+ALPHA_RATERS = {
+    "stage2.pilot.alpha.all": PILOT_HUMANS | PILOT_MODELS,
+    "stage2.pilot.alpha.human": PILOT_HUMANS,
+    "stage2.pilot.alpha.model": PILOT_MODELS,
+    "stage2.final.alpha.model": set(FINAL_MODELS),
+}
+
+
+def _kappa_share_of_max(a: pd.Series, b: pd.Series) -> float:
+    """Cohen's kappa of two binary raters over the largest kappa their two rates allow."""
+    p1, p2 = a.mean(), b.mean()
+    chance = p1 * p2 + (1 - p1) * (1 - p2)
+    kappa = ((a == b).mean() - chance) / (1 - chance)
+    kappa_max = (min(p1, p2) + min(1 - p1, 1 - p2) - chance) / (1 - chance)
+    return float(kappa / kappa_max)
+
+
+def test_alpha_over_people_models_and_both_from_the_votes(real, real_data_root: Path) -> None:
+    """Krippendorff's alpha (nominal) of each rater group, recomputed here with the
+    ``krippendorff`` package from the votes, with a non-degenerate interval from the people
+    design where people vote (the items design for the models alone)."""
+    import krippendorff
+
+    recs, _ = real
+    votes = relevance_votes(real_data_root)
+    for key, raters in ALPHA_RATERS.items():
+        rec = recs[key]
+        assert set(rec.extra["raters"]) == raters, key
+        mine = votes[(votes["round"] == rec.extra["round"]) & votes["rater"].isin(raters)]
+        table = mine.assign(vote=mine["vote"].astype(float)).pivot_table(
+            index="rater", columns="item_id", values="vote", aggfunc="first"
+        )
+        want = krippendorff.alpha(reliability_data=table.to_numpy(), level_of_measurement="nominal")
+        assert rec.value == pytest.approx(want, abs=1e-9), key
+        assert -1 <= rec.ci_low < rec.value < rec.ci_high <= 1, key
+        assert rec.ci_high - rec.ci_low > 0.01, key
+        people = bool(raters & PILOT_HUMANS)
+        design = "relevance_people" if people else "relevance_items"
+        assert f"design {design}:" in rec.method, key
+        assert ("crossed and annotators (5) random" in rec.method) is people, key
+    assert "stage2.final.alpha.human" not in recs and "stage2.final.alpha.all" not in recs
+
+
+def test_share_of_attainable_kappa_and_its_differences(real, real_data_root: Path) -> None:
+    """kappa / kappa_max (the agreement that survives the raters' rates): each group's value is
+    the mean of its pairs' shares, the final round's one model pair is recomputed from the
+    votes, and each difference is its two groups' values apart, with an interval and a
+    Holm-adjusted test from the same resamples."""
+    recs, _ = real
+    shares = {k: r for k, r in recs.items() if ".kappa_share_of_max." in k}
+    groups = ("human_human", "human_model", "model_model")
+    assert {f"stage2.pilot.kappa_share_of_max.{g}" for g in groups} <= set(shares)
+    assert "stage2.final.kappa_share_of_max.model_model" in shares
+    for key, rec in shares.items():
+        pairs = rec.extra["pairs"]
+        assert len(pairs) == rec.extra["n_pairs"] >= 1, key
+        assert rec.value == pytest.approx(sum(pairs.values()) / len(pairs)), key
+        assert 0 < rec.value <= 1 and 0 <= rec.ci_low < rec.value < rec.ci_high <= 1, key
+        assert "kappa / kappa_max" in rec.method and "design relevance_" in rec.method, key
+    final = recs["stage2.final.kappa_share_of_max.model_model"]
+    votes = relevance_votes(real_data_root)
+    wide = votes[(votes["round"] == "final") & votes["rater"].isin(FINAL_MODELS)].pivot_table(
+        index="item_id", columns="rater", values="vote", aggfunc="first"
+    )
+    wide = wide.dropna().astype(bool)
+    want = _kappa_share_of_max(wide[FINAL_MODELS[0]], wide[FINAL_MODELS[1]])
+    assert final.value == pytest.approx(want, abs=1e-9)
+    kappa, kappa_max = (recs[f"stage2.final.{s}.model_model"].value for s in ("kappa", "kappa_max"))
+    assert final.value == pytest.approx(kappa / kappa_max)
+    diffs = {k: r for k, r in recs.items() if ".kappa_share_of_max_diff." in k}
+    assert {k.rsplit(".", 1)[1] for k in diffs if ".pilot." in k} == {
+        "model_model_minus_human_model",
+        "human_human_minus_human_model",
+        "model_model_minus_human_human",
+    }
+    for key, rec in diffs.items():
+        minuend, subtrahend = (recs[rec.extra[s]] for s in ("minuend", "subtrahend"))
+        assert rec.value == pytest.approx(minuend.value - subtrahend.value), key
+        assert rec.ci_low < rec.value < rec.ci_high and rec.ci_high - rec.ci_low > 0.01, key
+        assert 0 <= rec.extra["p_value"] <= rec.extra["p_adjusted"] <= 1, key
+        assert rec.extra["family"] == "kappa_share_differences", key
+        assert "both on every resample" in rec.method, key
