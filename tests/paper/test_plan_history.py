@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from analysis import REPO_ROOT
 from analysis.paper.claims import render_margins_tex
 from analysis.paper.plan_history import (
     COMMITTED,
@@ -107,3 +108,13 @@ def test_the_margins_table_prints_each_margin_with_its_reason_and_change(tmp_pat
     history["count2"] = history["count"]
     tex = render_margins_tex(study["published"], history)
     assert r"\texttt{count}, \texttt{count2} & $\pm$0 & exact" in tex
+
+
+def test_the_methods_say_the_thresholds_and_margins_are_the_plan() -> None:
+    """Not only the appendix: the methods' claim rule says the claims' thresholds and the
+    scorecard's margins are the analysis plan, and where their dates are (issue 35)."""
+    text = (REPO_ROOT / "paper/sections/methods.tex").read_text(encoding="utf-8")
+    rule = text.split(r"\paragraph{The claim rule.}", 1)[1].split(r"\paragraph", 1)[0]
+    rule = " ".join(rule.split())
+    assert "Its thresholds and the scorecard's margins are the analysis plan" in rule
+    assert r"fixed in config and dated in Appendix~\ref{app:claims} from git history" in rule
