@@ -158,9 +158,13 @@ def test_full_bundled_reproduction_is_complete_and_deterministic(
 
     # Does it reproduce? The scorecard's verdicts are records; a simulated build says so in
     # every table and caption and calls no simulated user real; docs type none of its numbers.
-    assert numbers["repro.kappa_model_model.verdict"]["display"] == "reproduced"
-    assert numbers["repro.f1_trained.verdict"]["display"] == "different method"
-    assert (workflow_copy / "results/bundled/scorecard.csv").is_file()
+    # On simulated data a match is true by construction: the verdicts say so (issue 35).
+    assert numbers["repro.kappa_model_model.verdict"]["display"] == "reproduced (simulated data)"
+    assert numbers["repro.kappa_model_model.verdict"]["extra"]["verdict"] == "reproduced"
+    assert numbers["repro.f1_trained.verdict"]["display"] == "different method (simulated data)"
+    scorecard_csv = (workflow_copy / "results/bundled/scorecard.csv").read_text()
+    assert scorecard_csv.splitlines()[0].endswith(",margin,caveat")
+    assert "by construction" in scorecard_csv.splitlines()[1]
     assert table_problems(workflow_copy / "paper/generated/bundled") == []
     assert pdf_caption_problems(pdf) == []
     assert typed_results(docs_texts(), numbers) == []

@@ -106,7 +106,8 @@ def _rows(records: Records) -> list[_Row]:
         pextra = pub.get("extra") or {}
         span = pextra.get("range") or [pub["value"], pub["value"]]
         eq_low, eq_high = _number(extra, "equivalence_low"), _number(extra, "equivalence_high")
-        verdict = str(rec.get("text") or rec.get("display"))
+        # a simulated build prints its verdict with a caveat; the colour is the bare verdict's
+        verdict = str(extra.get("verdict") or rec.get("text") or rec.get("display"))
         row = _Row(
             label=str(extra.get("quantity", name)),
             value=value,

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.paper.scorecard import CAVEAT_COLUMN
+
 __all__ = ["html_table", "rule_table", "runtimes_html", "scorecard_html"]
 
 STYLE = (
@@ -51,12 +53,14 @@ def html_table(table: pd.DataFrame, title: str, note: str = "") -> str:
 def scorecard_html(csv: Path | str, dataset: str) -> str:
     """The scorecard (``results/<dataset>/scorecard.csv``) as the report's table."""
     table = pd.read_csv(csv, dtype={"published": str})
-    return html_table(
-        table,
-        f"Does it reproduce? The scorecard of dataset {dataset}",
+    note = (
         "Each figure the study published beside this build's estimate and interval, with the "
-        "verdict and its reason (rule scorecard; the same rows as scorecard.csv).",
+        "verdict and its reason (rule scorecard; the same rows as scorecard.csv)."
     )
+    if CAVEAT_COLUMN in table.columns:  # a simulated build's file says so on every row
+        caveats = sorted(set(table[CAVEAT_COLUMN].dropna().astype(str)))
+        note = " ".join(f"{c[:1].upper()}{c[1:]}." for c in caveats) + " " + note
+    return html_table(table, f"Does it reproduce? The scorecard of dataset {dataset}", note)
 
 
 def rule_table(*folders: Path | str) -> pd.DataFrame:

@@ -72,6 +72,17 @@ VERDICT_CODES: dict[str, int] = {
     NOT_IN_DATASET: 5,
     INCONCLUSIVE: 6,
 }
+#: a simulated build's verdicts say what they are: the simulator was solved to hit these very
+#: figures, so a match is true by construction and checks the workflow, not the study (the
+#: paper of a simulated build shows recovery across worlds instead of this table)
+SIMULATED_SUFFIX = " (simulated data)"
+SIMULATED_CAVEAT = (
+    "simulated data: the simulator was calibrated to the published figures, so these verdicts "
+    "are true (or false) by construction and check the workflow, not the study; the paper shows "
+    "recovery across simulated worlds instead"
+)
+#: the column a simulated build's scorecard.csv adds, with SIMULATED_CAVEAT on every row
+CAVEAT_COLUMN = "caveat"
 #: the two ways a row is judged (``extra.rule`` of its verdict record)
 ROUNDING = "rounding"
 MARGIN = "margin"
@@ -344,6 +355,11 @@ def scorecard_rows(study: StudyConfig, numbers: Numbers, simulated: bool) -> lis
     return rows
 
 
+def verdict_label(verdict: str, simulated: bool) -> str:
+    """A verdict as printed: on a simulated build it says so (:data:`SIMULATED_SUFFIX`)."""
+    return verdict + SIMULATED_SUFFIX if simulated else verdict
+
+
 def _fmt_value(entry: PublishedValue, x: float) -> float | int:
     """A published or estimated number in the type its format needs (counts are ints)."""
     return int(round(x)) if entry.fmt.endswith("d") else float(x)
@@ -410,6 +426,9 @@ def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) 
             "part_verdict": row.part_verdict,
             "simulated": simulated,
         }
+        if simulated:
+            verdict_extra["verdict"] = row.verdict
+            verdict_extra["simulated_caveat"] = SIMULATED_CAVEAT
         if entry.margin is not None:
             region = equivalence_region(entry)
             verdict_extra["margin"] = float(entry.margin)
@@ -420,9 +439,10 @@ def scorecard_records(rows: Sequence[Row], study: StudyConfig, simulated: bool) 
                 key=f"repro.{row.name}.verdict",
                 value=VERDICT_CODES[row.verdict],
                 fmt="d",
-                text=row.verdict,
+                text=verdict_label(row.verdict, simulated),
                 n=row.n,
-                method=f"verdict code ({', '.join(f'{c} {v}' for v, c in VERDICT_CODES.items())}); "
+                method=(f"{SIMULATED_CAVEAT}; " if simulated else "")
+                + f"verdict code ({', '.join(f'{c} {v}' for v, c in VERDICT_CODES.items())}); "
                 f"{row.reason}",
                 code="analysis.paper.scorecard:scorecard_rows",
                 extra=verdict_extra,
@@ -435,11 +455,13 @@ def _number(x: float | None) -> str:
     return "" if x is None else repr(float(x))
 
 
-def scorecard_csv(rows: Sequence[Row]) -> str:
-    """The rows as CSV (full-precision numbers, fixed column order): byte-stable."""
+def scorecard_csv(rows: Sequence[Row], simulated: bool = False) -> str:
+    """The rows as CSV (full-precision numbers, fixed column order): byte-stable. A
+    ``simulated`` build's verdicts carry :data:`SIMULATED_SUFFIX` and every row the column
+    :data:`CAVEAT_COLUMN`, so the file read alone says what its verdicts are."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow((*CSV_COLUMNS, CAVEAT_COLUMN) if simulated else CSV_COLUMNS)
     for r in rows:
         writer.writerow(
             [
@@ -452,10 +474,11 @@ def scorecard_csv(rows: Sequence[Row]) -> str:
                 _number(r.ci[0] if r.ci else None),
                 _number(r.ci[1] if r.ci else None),
                 "" if r.n is None else r.n,
-                r.verdict,
+                verdict_label(r.verdict, simulated),
                 r.reason,
                 r.rule or "",
                 "" if r.entry.margin is None else repr(float(r.entry.margin)),
+                *((SIMULATED_CAVEAT,) if simulated else ()),
             ]
         )
     return buf.getvalue()
@@ -555,7 +578,11 @@ def render_scorecard(numbers: Numbers, fmt: str) -> str:
         return buf.getvalue()
     if fmt != "md":
         raise ValueError(f"unknown format {fmt!r}; use md, csv or json")
-    lines = [
+    caveats = {
+        str((numbers[r.verdict_key].get("extra") or {}).get("simulated_caveat") or "") for r in rows
+    } - {""}
+    lines = [f"> {c[:1].upper()}{c[1:]}.\n" for c in sorted(caveats)]
+    lines += [
         "| quantity | study | this build [95% CI] | n | verdict |",
         "|---|---|---|---|---|",
     ]

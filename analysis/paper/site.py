@@ -38,6 +38,7 @@ from analysis.paper.citations import Citations
 from analysis.paper.lineage import lineage
 from analysis.paper.macros import ci_level_of, display_ci, display_value
 from analysis.paper.provenance import FigureInfo
+from analysis.paper.scorecard import SIMULATED_CAVEAT
 from analysis.software import commit_label
 from analysis.workflow_config import code_hash
 
@@ -425,6 +426,7 @@ class Site:
             columns=columns,
             keys=set(self.numbers),
             scorecard_file=self.inp.scorecard_file,
+            caveat=SIMULATED_CAVEAT if self.inp.simulated else "",
         )
         sw = self.inp.software
         self._write(

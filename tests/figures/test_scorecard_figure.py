@@ -74,3 +74,12 @@ def test_one_panel_per_scale_titled_in_words_with_a_legend_for_every_colour() ->
     (region,) = [c for c in kappa.collections if c.get_gid() == "margin"]
     xs = region.get_paths()[0].vertices[:, 0]
     assert min(xs) == 0.38 and max(xs) == 0.48
+
+
+def test_a_simulated_build_s_labelled_verdict_keeps_its_colour() -> None:
+    """A simulated build prints "reproduced (simulated data)"; the figure colours (and its
+    legend names) the bare verdict kept in the record's extra."""
+    records = _pair("share", 0.5, 0.47, 0.53, 0.5, verdict="reproduced")
+    records["repro.share.verdict"]["text"] = "reproduced (simulated data)"
+    fig = scorecard_figure(records)
+    assert [t.get_text() for t in fig.legends[0].get_texts()][0] == "reproduced"

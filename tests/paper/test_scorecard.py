@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -207,8 +209,8 @@ def test_each_min_and_same_as_select_records_like_the_claims_language() -> None:
 
 def test_verdict_records_print_their_label_and_leave_other_records_unchanged() -> None:
     s = study(x={"key": "a", "value": 0.5, "precision": 0.1, "margin": 0.2})
-    rows = scorecard_rows(s, {"a": rec(0.5, 0.4, 0.6)}, simulated=True)
-    out = attach_provenance(scorecard_records(rows, s, True), rule="scorecard", inputs=[])
+    rows = scorecard_rows(s, {"a": rec(0.5, 0.4, 0.6)}, simulated=False)
+    out = attach_provenance(scorecard_records(rows, s, False), rule="scorecard", inputs=[])
     assert out["repro.x.verdict"]["display"] == REPRODUCED
     assert out["repro.x.verdict"]["text"] == REPRODUCED and out["repro.x.verdict"]["value"] == 1
     assert out["repro.x.published"]["display"] == "x"  # as the study worded it
@@ -313,11 +315,12 @@ def test_every_published_entry_matches_a_bundled_record_in_its_unit(bundled_buil
     numbers = json.loads((bundled_build / "results/bundled/numbers.json").read_text())
     assert entry_problems(load_study(STUDY_FILE), numbers) == []
     verdicts = {
-        k: r["display"]
+        k: r["extra"]["verdict"]
         for k, r in numbers.items()
         if k.startswith("repro.") and k.endswith(".verdict")
     }
     assert "not in this dataset" not in verdicts.values(), verdicts
+    assert REPRODUCED in verdicts.values()
     # the flags are counted by attribute, the study's unit, and task-context confusion is found
     assert numbers["repro.flagged_task_context.verdict"]["extra"]["key"] == (
         "stage1.flags.attribute_share.task_context_confusion"
@@ -393,3 +396,56 @@ def test_the_limitations_say_what_the_release_supports_as_the_table_does() -> No
     assert render_tables(numbers)["release_support"].endswith(
         f"\\newcommand\\ReleaseSupport{{{sentence}}}\n"
     )
+
+
+def test_a_simulated_build_s_verdicts_say_they_are_by_construction(tmp_path: Path) -> None:
+    """On simulated data the simulator was solved to hit the published figures, so every
+    output of a simulated build's scorecard says so: the verdict records' display and
+    method, the CSV (a caveat column, the verdict labelled) and the printed table. The codes
+    and the bare verdict stay comparable with a real build's (issue 35)."""
+    from analysis.paper.report_tables import scorecard_html
+    from analysis.paper.scorecard import CAVEAT_COLUMN, SIMULATED_CAVEAT, SIMULATED_SUFFIX
+    from analysis.paper.tables import caveat
+
+    s = study(
+        x={"key": "a", "value": 0.5, "precision": 0.1, "margin": 0.2},
+        y={"key": "b", "value": 0.5, "precision": 0.1, "margin": 0.01},
+    )
+    numbers = {"a": rec(0.5, 0.4, 0.6), "b": rec(0.9, 0.85, 0.95)}
+    sim_rows = scorecard_rows(s, numbers, simulated=True)
+    assert [r.verdict for r in sim_rows] == [REPRODUCED, DIFFERS]  # judged as on real data
+    out = attach_provenance(scorecard_records(sim_rows, s, True), rule="scorecard", inputs=[])
+    x, y = out["repro.x.verdict"], out["repro.y.verdict"]
+    assert x["display"] == REPRODUCED + SIMULATED_SUFFIX == "reproduced (simulated data)"
+    assert y["display"] == "differs (simulated data)"
+    assert x["value"] == VERDICT_CODES[REPRODUCED] and x["extra"]["verdict"] == REPRODUCED
+    assert x["extra"]["simulated_caveat"] == SIMULATED_CAVEAT and x["method"].startswith(
+        SIMULATED_CAVEAT
+    )
+    assert "by construction" in SIMULATED_CAVEAT and "not the study" in SIMULATED_CAVEAT
+    assert caveat(x) is None  # not the exercise-only models' caveat (tables leave those out)
+    real = attach_provenance(
+        scorecard_records(scorecard_rows(s, numbers, False), s, False), rule="r", inputs=[]
+    )
+    assert real["repro.x.verdict"]["display"] == REPRODUCED
+    assert "simulated_caveat" not in real["repro.x.verdict"]["extra"]
+    assert "simulated" not in real["repro.x.verdict"]["method"]
+
+    sim_csv = list(csv.DictReader(io.StringIO(scorecard_csv(sim_rows, simulated=True))))
+    assert [r["verdict"] for r in sim_csv] == [
+        "reproduced (simulated data)",
+        "differs (simulated data)",
+    ]
+    assert {r[CAVEAT_COLUMN] for r in sim_csv} == {SIMULATED_CAVEAT}
+    real_csv = scorecard_csv(scorecard_rows(s, numbers, False))
+    assert CAVEAT_COLUMN not in real_csv.splitlines()[0] and "simulated" not in real_csv
+
+    printed = render_scorecard({**numbers, **out}, "md")
+    assert printed.startswith("> Simulated data: the simulator was calibrated")
+    assert "| reproduced (simulated data) |" in printed
+    assert not render_scorecard({**numbers, **real}, "md").startswith(">")
+    path = tmp_path / "scorecard.csv"
+    path.write_text(scorecard_csv(sim_rows, simulated=True), encoding="utf-8")
+    page = scorecard_html(path, "bundled")
+    assert "<p>Simulated data: the simulator was calibrated" in page
+    assert "reproduced (simulated data)" in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import zipfile
 from pathlib import Path
@@ -373,3 +374,21 @@ def test_captions_read_the_dataset_nouns_and_belong_to_their_own_table(tmp_path:
     }
     # the definition prints nothing, so it is no sentence of the text
     assert not any("support" in s.text for s in cites.sentences)
+
+
+def test_a_simulated_build_s_scorecard_page_says_its_verdicts_are_by_construction(
+    build, tmp_path: Path
+) -> None:
+    """On simulated data every "reproduced" is true by construction: the page says so above
+    the table; a real build's page has no such note (issue 35)."""
+    from analysis.paper.scorecard import SIMULATED_CAVEAT
+
+    root, inp = build
+    write_site(inp, tmp_path / "sim", root)
+    page = " ".join((tmp_path / "sim/scorecard.html").read_text().split())
+    assert 'id="simulated-caveat"' in page
+    assert "Simulated data: the simulator was calibrated to the published figures" in page
+    assert page.index("simulated-caveat") < page.index("<table>")
+    assert SIMULATED_CAVEAT[1:] in page
+    write_site(dataclasses.replace(inp, simulated=False), tmp_path / "real", root)
+    assert "simulated-caveat" not in (tmp_path / "real/scorecard.html").read_text()

@@ -20,6 +20,6 @@ with rule_logging(snakemake) as log:
         inputs=list(snakemake.input.records),
         config=cfg,
     )
-    Path(snakemake.output.csv).write_text(scorecard_csv(rows), encoding="utf-8")
+    Path(snakemake.output.csv).write_text(scorecard_csv(rows, simulated), encoding="utf-8")
     for row in rows:
         log.info("%s: %s (%s)", row.name, row.verdict, row.reason)
