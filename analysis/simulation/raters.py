@@ -184,7 +184,7 @@ class RelevanceModel:
             * np.where(h == 1, self.hard_rate, 1 - self.hard_rate)
             * np.where(w == 1, p_view, 1 - p_view)
         )
-        base_h = logit(self._human_base(z == 1, h == 1, w == 1, t))
+        base_h = logit(self.human_base(z == 1, h == 1, w == 1, t))
         base_l = logit(np.where(w == 1, self.llm_yes_given_view, self.llm_yes_given_no_view))
         return p, base_h, base_l
 
@@ -212,7 +212,7 @@ class RelevanceModel:
         w = rng.random(n) < np.where(z, self.llm_view_given_relevant, view0)
         return z, hard, w
 
-    def _human_base(
+    def human_base(
         self, z: np.ndarray, hard: np.ndarray, w: np.ndarray, item_type: np.ndarray
     ) -> np.ndarray:
         """A person's P(yes) before their offset.
@@ -236,7 +236,7 @@ class RelevanceModel:
         rater: np.ndarray,
     ) -> np.ndarray:
         """P(yes) of person ``rater`` (index into human_offsets) on each item."""
-        base = self._human_base(z, hard, w, item_type)
+        base = self.human_base(z, hard, w, item_type)
         return expit(logit(base) + np.asarray(self.human_offsets)[rater])
 
     def llm_yes_probability(self, w: np.ndarray, model: int) -> np.ndarray:

@@ -17,14 +17,21 @@ form or by quadrature. Fixed: the five models (the models studied), so a model's
 are conditional on its yes-bias as drawn in this world; the stage-2 annotators whose
 majority is the study's reference label, so statistics scored against the human majority
 (its rate, over-selection, precision, recall, F1 and kappa against it) are conditional on
-their drawn yes-bias (``FixedFactors``); and the stage-3 judges' parameters. The truth
-therefore changes from world to world only through those draws, and only in stage 2.
+their drawn yes-bias (``FixedFactors``), and so is stage 3, whose slots (the attributes a
+response is rated on) are the ones that majority marks relevant; and the stage-3 judges'
+parameters. The truth therefore changes from world to world only through those draws, and
+only in stages 2 and 3.
 
 Where a value depends on the world's design (how many judgments come from real-like users,
 the mix of stage-2 item types, which responses people rate and which attributes a response
 names), that design is taken from a large draw of worlds from the truth's OWN seeds
 (``TRUTH_SEEDS``, disjoint from the committed and benchmark seeds) and every random effect,
-vote and rating is then integrated out. Each entry says how it was obtained.
+vote and rating is then integrated out. Stage 3 conditions on a world's annotators through
+the one thing they decide there, how many attributes of a pair are rated (its slots): the
+large draw's items are weighted by the ratio of the slot count's distribution under this
+world's annotators (each pair's Poisson-binomial count of majorities, from its items' latent
+classes and voters) to that under the draw's own (:func:`slot_counts`). Each entry says how
+it was obtained.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logit
 from scipy.stats import norm, spearmanr
 
 import analysis
@@ -67,6 +74,11 @@ _DRAWN = (
     " users, people), vote and rating integrated out"
 )
 _CONDITIONAL = "; conditional on this world's models (their drawn yes-bias: fixed factors)"
+_CONDITIONAL_SLOTS = (
+    "; conditional on this world's stage-2 annotators, whose majority picks the attributes a"
+    " response is rated on (the large draw's items weighted by their slot count's probability"
+    " under that yes-bias)"
+)
 _CONDITIONAL_MAJORITY = (
     "; conditional on this world's models and on its annotators, whose majority is the"
     " study's reference (their drawn yes-bias: fixed factors of the human-majority label)"
@@ -79,8 +91,8 @@ class Truth:
 
     value: float
     how: str
-    #: False for estimands whose truth cannot vary across worlds (e.g. correlations across
-    #: the five fixed simulated models): outside the coverage study
+    #: False for estimands the coverage study cannot judge: a correlation across the five
+    #: models, whose design resamples the models every simulated world holds fixed
     in_coverage: bool = True
 
 
@@ -96,14 +108,20 @@ class Design:
     stage2_type_shares: np.ndarray
     stage2_triple_shares: np.ndarray
     stage2_triples: tuple[tuple[int, ...], ...]
+    #: stage 2, one entry per item (attribute of a user-prompt pair, pairs numbered across
+    #: worlds, in order): its pair, its voters, a person's yes logit before their offset (the
+    #: item's latent class) and P(its people's majority says yes) under the drawing world's
+    #: own annotators: how many of a pair's attributes another world's annotators would mark
+    #: relevant follows from them (:func:`slot_count_weights`)
+    stage2_item_pair: np.ndarray
+    stage2_item_raters: np.ndarray
+    stage2_item_base: np.ndarray
+    stage2_item_own_majority: np.ndarray
     #: stage 3, one entry per rated slot: its item (numbered across worlds), the item's
     #: generator, whether the response names the attribute
     stage3_slot_item: np.ndarray
     stage3_slot_generator: np.ndarray
     stage3_slot_named: np.ndarray
-    #: stage 3: per generator, (slots named, slots) over every personalized response's
-    #: expected relevant slots (each world's pairs with n human-majority relevant attributes)
-    stage3_mention_expected: np.ndarray
 
 
 #: names a folder where large draws are kept between processes (a test session draws the same
@@ -156,6 +174,8 @@ def large_draw_design(params: WorldParameters) -> Design:
 def _drawn_design(params: WorldParameters) -> Design:
     """The large draw itself."""
     q1, s1, types, items, gens, named = [], [], [], [], [], []
+    pair2, raters2, base2, own2 = [], [], [], []
+    model = params.relevance_model()
     # which people vote together matters only for a small pool (a crowd is all but random)
     small = comb(params.n_stage2_humans, params.stage2_raters_per_item) <= MAX_TRIPLES
     triples = tuple(
@@ -165,9 +185,7 @@ def _drawn_design(params: WorldParameters) -> Design:
     )
     triple_index = {t: i for i, t in enumerate(triples)}
     triple_counts = np.zeros((len(ITEM_TYPES), len(triples)))
-    mention = np.zeros((len(params.llm_names), 2))
-    offset = 0
-    r = params.mention_slot_rate
+    offset = pairs = 0
     for seed in TRUTH_SEEDS:
         t = simulate_world(dataclasses.replace(params, seed=seed)).truth
         slots = t["stage1_raters"].shape[1]
@@ -182,13 +200,15 @@ def _drawn_design(params: WorldParameters) -> Design:
         offset += len(t["stage3_item_generator"])
         gens.append(t["stage3_item_generator"][t["stage3_slot_item"]])
         named.append(t["stage3_slot_named"])
-        # every pair's personalized response adapts to its human-majority relevant
-        # attributes; with n of them, each is named with P = rate * (r + (1 - r)^n / n)
-        n_rel = np.bincount(t["stage2_pair"], weights=t["stage2_majority"]).astype(int)
-        n_rel = n_rel[n_rel > 0]
-        for m in range(len(params.llm_names)):
-            mention[m, 0] += params.generator_mention_rate[m] * (r * n_rel + (1 - r) ** n_rel).sum()
-            mention[m, 1] += n_rel.sum()
+        base = logit(
+            model.human_base(t["stage2_z"], t["stage2_hard"], t["stage2_w"], t["stage2_type"])
+        )
+        pair2.append(t["stage2_pair"] + pairs)
+        raters2.append(t["stage2_raters"])
+        base2.append(base)
+        own2.append(_majority_yes(base, t["stage2_raters"], t["stage2_human_offsets"]))
+        n_pairs = int(t["stage2_pair"].max()) + 1
+        pairs += n_pairs
     all_types = np.concatenate(types)
     return Design(
         stage1_quality=np.concatenate(q1),
@@ -198,9 +218,62 @@ def _drawn_design(params: WorldParameters) -> Design:
         stage2_triples=triples,
         stage3_slot_item=np.concatenate(items),
         stage3_slot_generator=np.concatenate(gens),
+        stage2_item_pair=np.concatenate(pair2),
+        stage2_item_raters=np.concatenate(raters2),
+        stage2_item_base=np.concatenate(base2),
+        stage2_item_own_majority=np.concatenate(own2),
         stage3_slot_named=np.concatenate(named).astype(bool),
-        stage3_mention_expected=mention,
     )
+
+
+def _count_distribution(p: np.ndarray) -> np.ndarray:
+    """P(k successes), k = 0..n, of each row's n independent trials with probabilities ``p``
+    (rows, n) -> (rows, n + 1): the Poisson-binomial distribution, trial by trial."""
+    rows, n = p.shape
+    count = np.zeros((rows, n + 1))
+    count[:, 0] = 1.0
+    for j in range(n):
+        shifted = np.concatenate([np.zeros((rows, 1)), count[:, :-1]], axis=1)
+        count = count * (1 - p[:, j, None]) + shifted * p[:, j, None]
+    return count
+
+
+def _majority_yes(base: np.ndarray, raters: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """P(each item's people's majority says yes), given its latent class (``base``: a person's
+    yes logit before their offset) and its voters' ``offsets``."""
+    yes = expit(base[:, None] + np.asarray(offsets, dtype=np.float64)[raters])  # (items, k)
+    return _count_distribution(yes)[:, raters.shape[1] // 2 + 1 :].sum(axis=1)
+
+
+def _relevant_counts(design: Design, majority_yes: np.ndarray) -> np.ndarray:
+    """P(a pair has n majority-relevant attributes), n = 0, 1, ..., over the large draw's pairs
+    (each pair's own Poisson-binomial distribution, averaged)."""
+    pair = design.stage2_item_pair
+    sizes = np.bincount(pair)
+    position = np.arange(len(pair)) - np.concatenate([[0], np.cumsum(sizes)[:-1]])[pair]
+    padded = np.zeros((len(sizes), int(sizes.max())))
+    padded[pair, position] = majority_yes
+    return _count_distribution(padded).mean(axis=0)
+
+
+def slot_counts(design: Design, human_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P(a pair has n relevant attributes) for a world whose stage-2 annotators have
+    ``human_offsets``, the weight of each of the large draw's stage-3 items).
+
+    A pair's relevant attributes are its slots: every stage-3 item of the pair is rated on
+    them. Given how many there are, nothing else of an item (its quality, its generator, which
+    slots its response names) depends on the annotators; so the large draw's items,
+    reweighted by the ratio of the two distributions of their slot count, this world's to
+    the large draw's own, stand for this world's (post-stratification on the count).
+    """
+    target = _relevant_counts(
+        design,
+        _majority_yes(design.stage2_item_base, design.stage2_item_raters, human_offsets),
+    )
+    own = _relevant_counts(design, design.stage2_item_own_majority)
+    n_slots = np.bincount(design.stage3_slot_item)
+    weights = target[n_slots] / own[n_slots]
+    return target, weights / weights.mean()
 
 
 # --------------------------------------------------------------------------- stage 1
@@ -440,24 +513,44 @@ def _shares_by_tie_rule(
     return out, equal
 
 
-def _within_generator(expected: np.ndarray, named: np.ndarray, generator: np.ndarray) -> float:
+def _within_generator(
+    expected: np.ndarray, named: np.ndarray, generator: np.ndarray, weights: np.ndarray
+) -> float:
     """The mention effect compared within each generator, pooled over the generators with both
     kinds of slot by Cochran-Mantel-Haenszel weights ``n_m n_u / (n_m + n_u)``, as the record
     ``stage3.mention_delta_within_generator`` pools it (the weights scale with the counts, so
-    the large draw's counts give the same pooled value as one world's expected counts)."""
+    the large draw's weighted counts give the same pooled value as one world's expected
+    counts)."""
     num = den = 0.0
     for gen in np.unique(generator):
-        on = generator == gen
-        n_m, n_u = int((on & named).sum()), int((on & ~named).sum())
+        on, off = (generator == gen) & named, (generator == gen) & ~named
+        n_m, n_u = float(weights[on].sum()), float(weights[off].sum())
         if n_m and n_u:
             weight = n_m * n_u / (n_m + n_u)
-            num += weight * (expected[on & named].mean() - expected[on & ~named].mean())
+            num += weight * (
+                np.average(expected[on], weights=weights[on])
+                - np.average(expected[off], weights=weights[off])
+            )
             den += weight
     return num / den
 
 
+@dataclasses.dataclass(frozen=True)
+class _Stage3Expectations:
+    """Each slot's expected rating and each item's chance of a mean above or at 3, over the
+    large draw's slots and items with every random effect and rating integrated out: what a
+    world's truths average with its items' weights (:func:`slot_counts`)."""
+
+    human_slot: np.ndarray
+    human_no_better: np.ndarray
+    human_equal: np.ndarray
+    #: (models, slots) and (models, items): each model as a judge
+    judge_slot: np.ndarray
+    judge_better: np.ndarray
+
+
 @functools.lru_cache(maxsize=4)
-def _stage3(p: WorldParameters) -> dict[str, Truth]:
+def _stage3_expectations(p: WorldParameters) -> _Stage3Expectations:
     design = large_draw_design(p)
     k = np.arange(1, 6)
     nm, g = design.stage3_slot_named, design.stage3_slot_generator
@@ -469,47 +562,83 @@ def _stage3(p: WorldParameters) -> dict[str, Truth]:
     human_mean = p.human_rating_offset + mean_q + p.human_mention_effect * nm
     human_shared = float(np.hypot(shared_q, p.stage3_severity_sd))  # one person per item
     human_slot = float(np.hypot(p.slot_quality_sd, p.human_rating_noise))
-    eh = _rating_pmf(human_mean, float(np.hypot(human_shared, human_slot))) @ k
     no_better, equal = _shares_by_tie_rule(
         human_mean, design.stage3_slot_item, human_shared, human_slot
     )
-    human_better = float(1 - no_better.mean())
-    out = {
-        "stage3.no_better_share": Truth(float(no_better.mean()), _DRAWN),
-        "stage3.worse_share": Truth(float((no_better - equal).mean()), _DRAWN),
-        "stage3.equal_share": Truth(float(equal.mean()), _DRAWN),
-        "stage3.human_better_share": Truth(human_better, _DRAWN),
-        "stage3.mean_rating.human": Truth(float(eh.mean()), _DRAWN),
-        "stage3.mention_delta.human": Truth(float(eh[nm].mean() - eh[~nm].mean()), _DRAWN),
-        "stage3.mention_delta_within_generator.human": Truth(_within_generator(eh, nm, g), _DRAWN),
-    }
     w = p.judge_quality_weight
     judge_shared = w * shared_q
-    judge_slot = float(np.hypot(w * p.slot_quality_sd, p.judge_rating_noise))
+    judge_sd = float(np.hypot(w * p.slot_quality_sd, p.judge_rating_noise))
+    judge_slot, judge_better = [], []
+    for m in range(len(p.llm_names)):
+        judge_mean = p.judge_offset[m] + w * mean_q + p.judge_mention_effect[m] * nm
+        judge_slot.append(_rating_pmf(judge_mean, float(np.hypot(judge_shared, judge_sd))) @ k)
+        judge_better.append(
+            1 - _share_no_better(judge_mean, design.stage3_slot_item, judge_shared, judge_sd)
+        )
+    return _Stage3Expectations(
+        human_slot=_rating_pmf(human_mean, float(np.hypot(human_shared, human_slot))) @ k,
+        human_no_better=no_better,
+        human_equal=equal,
+        judge_slot=np.stack(judge_slot),
+        judge_better=np.stack(judge_better),
+    )
+
+
+def _stage3(p: WorldParameters, design: Design, human_offsets: np.ndarray) -> dict[str, Truth]:
+    """Stage 3's truths for a world whose stage-2 annotators have ``human_offsets``: their
+    majority picks the attributes a response is rated on (fixed, as the reference label of
+    stage 2 is), so the large draw's items are reweighted to it (:func:`slot_counts`)."""
+    e = _stage3_expectations(p)
+    counts, w_item = slot_counts(design, human_offsets)
+    w_slot = w_item[design.stage3_slot_item]
+    nm, g = design.stage3_slot_named, design.stage3_slot_generator
+
+    def slots(x: np.ndarray, on: np.ndarray | None = None) -> float:
+        on = np.ones(len(x), dtype=bool) if on is None else on
+        return float(np.average(x[on], weights=w_slot[on]))
+
+    def items(x: np.ndarray) -> float:
+        return float(np.average(x, weights=w_item))
+
+    how = _DRAWN + _CONDITIONAL_SLOTS
+    eh = e.human_slot
+    human_better = 1 - items(e.human_no_better)
+    out = {
+        "stage3.no_better_share": Truth(items(e.human_no_better), how),
+        "stage3.worse_share": Truth(items(e.human_no_better - e.human_equal), how),
+        "stage3.equal_share": Truth(items(e.human_equal), how),
+        "stage3.human_better_share": Truth(human_better, how),
+        "stage3.mean_rating.human": Truth(slots(eh), how),
+        "stage3.mention_delta.human": Truth(slots(eh, nm) - slots(eh, ~nm), how),
+        "stage3.mention_delta_within_generator.human": Truth(
+            _within_generator(eh, nm, g, w_slot), how
+        ),
+    }
+    # every pair's personalized response adapts to its human-majority relevant attributes;
+    # with n of them, each is named with P = rate * (r + (1 - r)^n / n)
+    n = np.arange(len(counts))
+    r = p.mention_slot_rate
+    named_share = float(np.sum((counts * (r * n + (1 - r) ** n))[1:]) / np.sum((counts * n)[1:]))
     rates, deltas = {}, {}
     for m, name in enumerate(p.llm_names):
-        judge_mean = p.judge_offset[m] + w * mean_q + p.judge_mention_effect[m] * nm
-        ej = _rating_pmf(judge_mean, float(np.hypot(judge_shared, judge_slot))) @ k
-        better = 1 - _share_no_better(judge_mean, design.stage3_slot_item, judge_shared, judge_slot)
-        out[f"stage3.mean_rating.{name}"] = Truth(float(eh[g == m].mean()), _DRAWN)
-        out[f"stage3.judge_mean_rating.{name}"] = Truth(float(ej.mean()), _DRAWN)
-        out[f"stage3.judge_minus_human.{name}"] = Truth(float((ej - eh).mean()), _DRAWN)
-        out[f"stage3.judge_better_share.{name}"] = Truth(float(better.mean()), _DRAWN)
-        out[f"stage3.judge_better_share_minus_human.{name}"] = Truth(
-            float(better.mean() - human_better), _DRAWN
-        )
-        deltas[name] = float(ej[nm].mean() - ej[~nm].mean())
-        named_slots, all_slots = design.stage3_mention_expected[m]
-        rates[name] = float(named_slots / all_slots)
-        out[f"stage3.mention_delta.{name}"] = Truth(deltas[name], _DRAWN)
+        ej = e.judge_slot[m]
+        better = items(e.judge_better[m])
+        out[f"stage3.mean_rating.{name}"] = Truth(slots(eh, g == m), how)
+        out[f"stage3.judge_mean_rating.{name}"] = Truth(slots(ej), how)
+        out[f"stage3.judge_minus_human.{name}"] = Truth(slots(ej - eh), how)
+        out[f"stage3.judge_better_share.{name}"] = Truth(better, how)
+        out[f"stage3.judge_better_share_minus_human.{name}"] = Truth(better - human_better, how)
+        deltas[name] = slots(ej, nm) - slots(ej, ~nm)
+        rates[name] = p.generator_mention_rate[m] * named_share
+        out[f"stage3.mention_delta.{name}"] = Truth(deltas[name], how)
         out[f"stage3.mention_delta_within_generator.{name}"] = Truth(
-            _within_generator(ej, nm, g), _DRAWN
+            _within_generator(ej, nm, g, w_slot), how
         )
-        out[f"stage3.mention_rate.{name}"] = Truth(rates[name], _DRAWN)
+        out[f"stage3.mention_rate.{name}"] = Truth(rates[name], how)
     rho = spearmanr([rates[x] for x in p.llm_names], [deltas[x] for x in p.llm_names]).statistic
     out["stage3.mention_habit_vs_bias.spearman"] = Truth(
         float(rho),
-        _DRAWN + "; across the 5 fixed simulated models, so the same in every world",
+        how + "; across the 5 fixed simulated models, the factor its design resamples",
         in_coverage=False,
     )
     return out
@@ -529,7 +658,8 @@ class FixedFactors:
 
     The five models are the models studied; the stage-2 annotators' majority is the study's
     reference label (the declared design holds it fixed for the statistics scored against
-    it). Both drawn per world (``World.truth``: ``llm_offsets``, ``stage2_human_offsets``).
+    it, and for stage 3, rated on the attributes it marks relevant). Both drawn per world
+    (``World.truth``: ``llm_offsets``, ``stage2_human_offsets``).
     """
 
     llm: tuple[float, ...]
@@ -563,7 +693,11 @@ def world_truth(params: WorldParameters, fixed: FixedFactors | None = None) -> d
     fixed = FixedFactors.of_params(params) if fixed is None else fixed
     design = large_draw_design(base)
     stage2 = _stage2(base, design, np.asarray(fixed.llm), np.asarray(fixed.stage2_human))
-    out = {**_stage1(base, design), **stage2, **_stage3(base)}
+    out = {
+        **_stage1(base, design),
+        **stage2,
+        **_stage3(base, design, np.asarray(fixed.stage2_human)),
+    }
     return dict(sorted(out.items()))
 
 
@@ -582,10 +716,11 @@ def truth_document(params: WorldParameters, fixed: FixedFactors | None = None) -
             " mention delta is a difference of observed mean ratings), not a latent parameter."
             " It integrates over the random factors (users, prompts, items, people) and is"
             " conditional on the fixed ones: the five models, and for the statistics scored"
-            " against the human majority the annotators whose majority it is (their drawn"
-            " yes-bias: `fixed_factors`). Written by analysis/simulation/truth.py; `how` says"
-            " how each value was obtained; `in_coverage` is false where the truth cannot vary"
-            " across worlds."
+            " against the human majority and for stage 3 (rated on the attributes it marks"
+            " relevant) the annotators whose majority it is (their drawn yes-bias:"
+            " `fixed_factors`). Written by analysis/simulation/truth.py; `how` says how each"
+            " value was obtained; `in_coverage` is false where the coverage study cannot judge"
+            " the estimand."
         ),
         "random_effects": {
             name: {

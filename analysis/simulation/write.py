@@ -206,9 +206,10 @@ below, keyed by the `numbers.json` record key of the estimate it corresponds to,
 was obtained (a large draw of the same model from the truth's own seeds for the design, every
 random effect, vote and rating integrated out). It integrates over the random factors
 (users, prompts, items, people) and is conditional on the fixed ones: the five models and,
-for the statistics scored against the human majority, the stage-2 annotators whose
-majority it is (their yes-bias drawn in this world: `fixed_factors`); so it changes from
-seed to seed only in stage 2. It also lists every random effect's size
+for the statistics scored against the human majority and for stage 3 (rated on the
+attributes that majority marks relevant), the stage-2 annotators whose majority it is (their
+yes-bias drawn in this world: `fixed_factors`); so it changes from seed to seed only in
+stages 2 and 3. It also lists every random effect's size
 (`random_effects`). A bundled build prints each truth beside its estimate (records
 `validation.<key>.truth`); `benchmarks/bench_coverage.py` measures how often the intervals
 cover it over many fresh worlds, and the paper's validation section reports that coverage.

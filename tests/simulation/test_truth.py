@@ -18,7 +18,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from analysis import REPO_ROOT
-from analysis.simulation import DEFAULT_PARAMETERS, simulate_world
+from analysis.simulation import DEFAULT_PARAMETERS, simulate, simulate_world
 from analysis.simulation.truth import TRUTH_SEEDS, FixedFactors, truth_json, world_truth
 
 #: the default world's truth is cached per process: this module runs on the worker that runs
@@ -58,11 +58,12 @@ def test_truth_depends_on_the_seed_only_through_the_fixed_factors() -> None:
     other = dataclasses.replace(DEFAULT_PARAMETERS, seed=7)
     assert DEFAULT_PARAMETERS.seed not in TRUTH_SEEDS and 7 not in TRUTH_SEEDS
     mine, theirs = world_truth(DEFAULT_PARAMETERS), world_truth(other)
+    mine_fixed = FixedFactors.of_params(DEFAULT_PARAMETERS)
     # the same models and reference annotators give the same truth whatever else is drawn
     same_models = world_truth(other, FixedFactors.of_params(DEFAULT_PARAMETERS))
     assert {k: t.value for k, t in same_models.items()} == {k: t.value for k, t in mine.items()}
     moved = {k for k in mine if mine[k].value != theirs[k].value}
-    assert moved and all(k.startswith("stage2.") for k in moved)
+    assert moved and all(k.startswith(("stage2.", "stage3.")) for k in moved)
     # what involves neither a model nor the majority reference integrates over people,
     # prompts and users: seed-free
     for key in (
@@ -70,9 +71,14 @@ def test_truth_depends_on_the_seed_only_through_the_fixed_factors() -> None:
         "stage2.final.relevance_rate.human",
         "stage2.final.ceiling.kappa_human_vs_rest",
         "stage1.kappa.human_human",
-        "stage3.no_better_share",
     ):
         assert key not in moved, key
+    # stage 3 is rated on the attributes the reference majority marks relevant: it moves with
+    # the annotators and with nothing else of the seed (its judges are fixed parameters)
+    assert "stage3.no_better_share" in moved
+    other_models = FixedFactors(FixedFactors.of_params(other).llm, mine_fixed.stage2_human)
+    stage3 = {k: t.value for k, t in world_truth(other, other_models).items() if "stage3" in k}
+    assert stage3 == {k: t.value for k, t in mine.items() if "stage3" in k}
     assert "stage2.final.kappa.model_model" in moved
     assert "conditional" in mine["stage2.final.kappa.model_model"].how
     majority = mine["stage2.final.relevance_rate.human_majority"]
@@ -240,6 +246,40 @@ def test_stage3_mention_delta_and_shares_match_a_large_draw(worlds, truths) -> N
         "judge a better share minus people's",
     )
     assert truths[0]["stage3.mention_delta.sim-llm-e"] != DEFAULT_PARAMETERS.judge_mention_effect[4]
+
+
+def test_stage3_truth_follows_the_reference_annotators(monkeypatch) -> None:
+    """Worlds whose stage-2 annotators all lean to no (fewer relevant attributes, so fewer
+    slots per rated response) agree with the truth conditional on those annotators, and not
+    with the truth of annotators without a lean: the reweighting of the large draw's items by
+    their slot count is what the raw ratings show."""
+    lean = np.full(DEFAULT_PARAMETERS.n_stage2_humans, -1.0)
+    drawn = simulate.draw_rater_effects
+    monkeypatch.setattr(
+        simulate,
+        "draw_rater_effects",
+        lambda p, rng: dataclasses.replace(drawn(p, rng), stage2_human=lean),
+    )
+    leaning = [
+        simulate_world(dataclasses.replace(DEFAULT_PARAMETERS, seed=s)).truth
+        for s in range(200, 212)
+    ]
+    assert all(np.array_equal(w["stage2_human_offsets"], lean) for w in leaning)
+    truth = world_truth(DEFAULT_PARAMETERS, FixedFactors.of_world(leaning[0]))
+    neutral = world_truth(
+        DEFAULT_PARAMETERS, FixedFactors(FixedFactors.of_world(leaning[0]).llm, (0.0,) * len(lean))
+    )
+    equal, better_a = [], []
+    for w in leaning:
+        items = w["stage3_slot_item"]
+        means = np.bincount(items, w["stage3_human_ratings"]) / np.bincount(items)
+        equal.append(np.isclose(means, 3).mean())
+        judge = np.bincount(items, w["stage3_judge_ratings"][:, 0]) / np.bincount(items)
+        better_a.append((judge > 3).mean())
+    _check(equal, truth["stage3.equal_share"].value, "equal share, annotators leaning no")
+    _check(better_a, truth["stage3.judge_better_share.sim-llm-a"].value, "judge a better share")
+    se = np.std(equal, ddof=1) / np.sqrt(len(equal))
+    assert abs(np.mean(equal) - neutral["stage3.equal_share"].value) > 4 * se
 
 
 def test_a_shared_truth_folder_serves_the_large_draw_it_stored(
