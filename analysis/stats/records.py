@@ -27,8 +27,10 @@ test and its design in the same words and by the same rules, whichever stage com
      strata`` within strata; with people, ``m - 1`` for ``m`` annotators: Cameron, Gelbach
      and Miller's ``min(G) - 1``, not a Satterthwaite df that the rows' many levels would
      inflate while the annotators' handful decide how well the variance is known), clipped
-     to the values the statistic can take (``Statistic.limits``: a share's 0 to 1, a
-     kappa's -1 to 1), where a symmetric interval would reach past them.
+     to the values the statistic can take (``Statistic.limits``: a kappa's -1 to 1), where
+     a symmetric interval would reach past them. A share instead gets Korn and Graubard's
+     (1998) interval: Clopper-Pearson on its effective number of units, scaled by
+     ``(z / t)^2`` for the same degrees of freedom, which follows its skew near 0 or 1.
   4. Undefined resamples are dropped and counted; fewer than half defined, or no spread at
      all (a constant rater's kappa is 0 on every resample), and the record states its value
      as "not estimable" instead of printing an interval of width zero.
@@ -322,7 +324,7 @@ def read_interval(
     limits: tuple[float, float] | None = None,
 ) -> Reading:
     """The interval of a scalar statistic under its design (the rule of the module docstring);
-    a t interval is clipped to ``limits`` (a share's where ``units`` is given)."""
+    a t interval is clipped to ``limits``; a share (``units`` given) gets Korn-Graubard's."""
     value = float(res.estimate)
     level = settings.ci_level
     single = _single_bootstrap(res)
@@ -357,13 +359,19 @@ def read_interval(
     if single is not None:
         return _percentile_reading(single, value, settings)
     assert df is not None
+    if units is not None:
+        return Reading(
+            _design_share(value, variance, df, n, level, note),
+            variance=variance,
+            df=df,
+            seed=settings.seed,
+        )
     half = float(scipy_stats.t.ppf(1 - (1 - level) / 2, df)) * math.sqrt(variance)
     low, high = value - half, value + half
     text = (
         f"{level:.0%} CI: t interval ({df:.1f} degrees of freedom) from the design's variance, "
         f"{note}"
     )
-    limits = SHARE if limits is None and units is not None else limits
     if limits is not None and (low < limits[0] or high > limits[1]):
         low, high = max(low, limits[0]), min(high, limits[1])
         text += f"; clipped to the statistic's range [{limits[0]:g}, {limits[1]:g}]"
@@ -510,6 +518,27 @@ def _exact_share(value: float, variance: float, units: int, n: int, level: float
     why = "a share at 0 or 1" if value in (0.0, 1.0) else f"a share on fewer than {MIN_UNITS} units"
     text = f"{level:.0%} CI: Clopper-Pearson (exact) on {how}, {why}"
     return Interval(value, low, high, level, "exact", text, exact=True)
+
+
+def _design_share(value: float, variance: float, df: float, n: int, level: float, note: str):
+    """Korn and Graubard's (1998) interval of a share under a design of several parts:
+    Clopper-Pearson on the design's effective number of units ``p (1 - p) / v`` (at most the
+    observations), scaled by ``(z / t_df)^2`` so that its width carries the design's degrees
+    of freedom as the t interval's does. Unlike a symmetric t interval it follows a share's
+    skew near 0 or 1, where the coverage worlds showed the t interval missing on the side
+    away from the boundary (the standard interval for design-based proportions in the
+    National Center for Health Statistics' presentation standards, Parker et al. 2017)."""
+    alpha = (1 - level) / 2
+    scale = (float(ndtri(1 - alpha)) / float(scipy_stats.t.ppf(1 - alpha, df))) ** 2
+    n_eff = min(float(n), value * (1.0 - value) / variance)
+    units = n_eff * scale
+    low, high = clopper_pearson(value * units, units, level)
+    text = (
+        f"{level:.0%} CI: Korn-Graubard (Clopper-Pearson on {units:.1f} effective units: "
+        f"p(1-p) over the design's variance, {n_eff:.1f} units, scaled by (z/t)^2 for "
+        f"{df:.1f} degrees of freedom) from the design's variance, {note}"
+    )
+    return Interval(value, low, high, level, "korn-graubard", text)
 
 
 # --------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import ndtri
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
@@ -16,6 +17,7 @@ from analysis.stats.intervals import Interval, clopper_pearson
 from analysis.stats.records import (
     MIN_UNITS,
     NOT_ESTIMABLE,
+    SHARE,
     NullTest,
     Statistic,
     adjusted_p_values,
@@ -225,8 +227,8 @@ def test_an_analytic_interval_keeps_its_own_test_and_states_its_design() -> None
     assert "design across_models: models (5) random" in r.method and r.seed is None
 
 
-def test_a_t_interval_is_clipped_to_the_values_the_statistic_can_take() -> None:
-    """A share near 1 under users x prompts crossed (a t interval) ends at 1, and says so."""
+def _share_near_one():
+    """Settings and the resamples of a share near 1 under users x prompts crossed."""
     rng = np.random.default_rng(4)
     users = np.repeat(np.arange(40), 6).astype(str).astype(object)
     prompts = rng.integers(0, 6, users.size).astype(str).astype(object)
@@ -234,10 +236,32 @@ def test_a_t_interval_is_clipped_to_the_values_the_statistic_can_take() -> None:
     settings = stats_settings(n_boot=300, seed=4)
     design = plan(settings, "relevance_items", Units(n=y.size, users=users, prompts=prompts))
     tb = totals(design, {"y": y, "n": np.ones(y.size)}, y.size)
-    share = tb.stat(lambda g: g("y") / g("n"))
-    r = one(Statistic("k.s", share, ".1%", "w", "m:f", n=y.size, units=40), settings)
+    return settings, tb.stat(lambda g: g("y") / g("n")), y.size
+
+
+def test_a_t_interval_is_clipped_to_the_values_the_statistic_can_take() -> None:
+    """A statistic bounded at 1 whose t interval reaches past 1 ends at 1, and says so."""
+    settings, share, n = _share_near_one()
+    r = one(Statistic("k.s", share, ".1%", "w", "m:f", n=n, limits=SHARE), settings)
     assert (
         r.value < 1 and r.ci_high == 1.0 and "clipped to the statistic's range [0, 1]" in r.method
     )
-    unbounded = one(Statistic("k.u", share, ".1%", "w", "m:f", n=y.size), settings)
+    unbounded = one(Statistic("k.u", share, ".1%", "w", "m:f", n=n), settings)
     assert unbounded.ci_high > 1 and "clipped" not in unbounded.method
+
+
+def test_a_share_under_a_crossed_design_gets_korn_graubard() -> None:
+    """A share under users x prompts is Clopper-Pearson on its effective units scaled for the
+    design's degrees of freedom (Korn and Graubard 1998): inside (0, 1), longer on the side
+    away from the boundary, and statsmodels' beta interval where the units are whole."""
+    settings, share, n = _share_near_one()
+    r = one(Statistic("k.s", share, ".1%", "w", "m:f", n=n, units=40), settings)
+    t = one(Statistic("k.t", share, ".1%", "w", "m:f", n=n), settings)
+    df = float(t.method.split("t interval (")[1].split(" degrees")[0])
+    variance = ((t.ci_high - t.value) / stats.t.ppf(0.975, df)) ** 2
+    units = r.value * (1 - r.value) / variance * (ndtri(0.975) / stats.t.ppf(0.975, df)) ** 2
+    assert (r.ci_low, r.ci_high) == pytest.approx(clopper_pearson(r.value * units, units))
+    assert r.ci_low < r.value < r.ci_high < 1 and r.value - r.ci_low > r.ci_high - r.value
+    assert "Korn-Graubard" in r.method and f"{df:.1f} degrees of freedom" in r.method
+    whole = clopper_pearson(7, 40)
+    assert whole == pytest.approx(proportion_confint(7, 40, alpha=0.05, method="beta"))
