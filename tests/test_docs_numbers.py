@@ -20,7 +20,9 @@ NUMBER = re.compile(r"(?<![\w.\-/])[-+]?\d[\d,]*(?:\.\d+)?%?(?![\w.]*\w)")
 
 
 def _generic(display: str) -> bool:
-    """Displays too common to mean a result: small bare integers, 0 and 1 in any format."""
+    """Displays too common to mean a result: small bare integers; 0, a half and 1 in any
+    format (a half is chance for an AUROC, half a price, half a second, half a line width, and
+    a pooled coverage's p-value can print as 0.5)."""
     bare = display.lstrip("+-").rstrip("%").replace(",", "")
     try:
         x = float(bare)
@@ -28,7 +30,7 @@ def _generic(display: str) -> bool:
         return True  # a text display (a verdict label, a published wording)
     if display.isdigit() and x < 1000:
         return True
-    return x in (0.0, 1.0, 100.0)
+    return x in (0.0, 0.5, 1.0, 50.0, 100.0)
 
 
 def result_displays(numbers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
