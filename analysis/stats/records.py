@@ -145,9 +145,10 @@ class Statistic:
     design: DesignInfo | None = None
     #: what ``n`` counts (``items``, ``judgments``, ``slots``, ...; the record's ``unit``)
     unit: str = ""
-    #: the values the statistic can take (a t interval is clipped to them): a share's
-    #: (:data:`SHARE`) where ``units`` is given, :data:`AGREEMENT` for kappas and rank
-    #: correlations, :data:`NONNEGATIVE` for ratios; None: unbounded
+    #: the values the statistic can take (a t interval is clipped to them): :data:`SHARE`
+    #: for an F1 or AUROC, :data:`AGREEMENT` for kappas and rank correlations,
+    #: :data:`NONNEGATIVE` for ratios; None: unbounded (a share, ``units`` given, needs none:
+    #: its Korn-Graubard interval stays inside 0 to 1)
     limits: tuple[float, float] | None = None
     #: why the value is fixed by construction (not estimated: no interval, no test); empty
     #: for every estimated statistic
@@ -520,7 +521,9 @@ def _exact_share(value: float, variance: float, units: int, n: int, level: float
     return Interval(value, low, high, level, "exact", text, exact=True)
 
 
-def _design_share(value: float, variance: float, df: float, n: int, level: float, note: str):
+def _design_share(
+    value: float, variance: float, df: float, n: int, level: float, note: str
+) -> Interval:
     """Korn and Graubard's (1998) interval of a share under a design of several parts:
     Clopper-Pearson on the design's effective number of units ``p (1 - p) / v`` (at most the
     observations), scaled by ``(z / t_df)^2`` so that its width carries the design's degrees
