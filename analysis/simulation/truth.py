@@ -112,7 +112,7 @@ class Design:
     #: worlds, in order): its pair, its voters, a person's yes logit before their offset (the
     #: item's latent class) and P(its people's majority says yes) under the drawing world's
     #: own annotators: how many of a pair's attributes another world's annotators would mark
-    #: relevant follows from them (:func:`slot_count_weights`)
+    #: relevant follows from them (:func:`slot_counts`)
     stage2_item_pair: np.ndarray
     stage2_item_raters: np.ndarray
     stage2_item_base: np.ndarray
@@ -358,17 +358,11 @@ def _world_majority(
     yes = expit(base_h[None, :] + np.asarray(human_offsets)[:, None])  # (people, classes)
     if not design.stage2_triples:  # a crowd: an item's voters are as good as random draws
         return _majority(yes.mean(axis=0), p.stage2_raters_per_item)
-    need = p.stage2_raters_per_item // 2 + 1
     out = np.zeros(len(base_h))
     type_share = design.stage2_triple_shares.sum(axis=1)
     for j, triple in enumerate(design.stage2_triples):
-        pm = np.zeros(len(base_h))
-        for size in range(need, len(triple) + 1):
-            for chosen in itertools.combinations(triple, size):
-                term = np.ones(len(base_h))
-                for r in triple:
-                    term = term * (yes[r] if r in chosen else 1 - yes[r])
-                pm += term
+        voters = np.broadcast_to(np.asarray(triple), (len(base_h), len(triple)))
+        pm = _majority_yes(base_h, voters, human_offsets)
         weight = design.stage2_triple_shares[t_of_class, j] / type_share[t_of_class]
         out += weight * pm
     return out
