@@ -24,9 +24,11 @@ test and its design in the same words and by the same rules, whichever stage com
      Miller 2011; a negative sum falls back to the larger one-way variance; the annotators'
      net variance is a variance component, truncated at zero) and reads a t interval whose
      degrees of freedom are the fewest levels of any random factor less one (``levels -
-     strata`` within strata; with people, ``m - 1`` for ``m`` annotators: Cameron, Gelbach
-     and Miller's ``min(G) - 1``, not a Satterthwaite df that the rows' many levels would
-     inflate while the annotators' handful decide how well the variance is known), clipped
+     strata`` within strata: Cameron, Gelbach and Miller's ``min(G) - 1``); with people,
+     Satterthwaite's for the rows' variance and the annotators' own jackknife variance
+     (whose ``m - 1`` degrees of freedom carry the noise of the people's net part however
+     small it is), between ``m - 1`` for ``m`` annotators and the rows' fewest levels less
+     one. The interval is clipped
      to the values the statistic can take (``Statistic.limits``: a kappa's -1 to 1), where
      a symmetric interval would reach past them. A share instead gets Korn and Graubard's
      (1998) interval: Clopper-Pearson on its effective number of units, scaled by
@@ -391,10 +393,9 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     crossed design falls back to its larger one-way variance; the annotators' net variance
     (the inclusion-exclusion of their clusterings, a variance component truncated at zero)
     adds on top. The degrees of freedom are the fewest levels of any random factor less one
-    (:func:`_df_of`): with people, ``m - 1`` for ``m`` annotators. Not Satterthwaite's over
-    the rows' and the people's parts: the people's part is a difference of jackknife
-    variances whose noise is the handful of people's however small the difference, so the
-    rows' many levels would lend the interval degrees of freedom its width does not have.
+    (:func:`_df_of`), except that with people they are Satterthwaite's for the rows' and the
+    people's parts (:func:`_people_df`): never fewer than the annotators' ``m - 1`` nor more
+    than the rows' fewest levels less one.
     """
     rows = [p for p in res.parts if "annotator" not in p.cluster]
     people = [p for p in res.parts if "annotator" in p.cluster]
@@ -445,7 +446,53 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         total = max(_variance(p)[0] for p in res.parts if p.sign > 0)
         text += " (the combined variance was not positive: the largest one-way variance)"
     df = _df_of(fewest)
-    return total, df, f"{text}; {_df_phrase(fewest)}"
+    annotators = next((p for p in people if p.cluster == "annotators"), None)
+    if annotators is None:
+        return total, df, f"{text}; {_df_phrase(fewest)}"
+    rows_fewest = min((p for p in rows if p.sign > 0), key=_df_of)
+    people_df = _people_df(total, v_rows, rows_fewest, annotators, df)
+    if people_df == df:
+        return total, df, f"{text}; {_df_phrase(fewest)}"
+    return total, people_df, f"{text}; {_satterthwaite_phrase(people_df, annotators, rows_fewest)}"
+
+
+def _people_df(
+    total: float,
+    v_rows: float,
+    rows_fewest: BootstrapResult,
+    annotators: BootstrapResult,
+    fewest_df: float,
+) -> float:
+    """Satterthwaite's degrees of freedom of the rows' variance plus the people's.
+
+    The people's net variance is the annotators' delete-one jackknife variance less the
+    item noise its deletions carry (parts with hundreds of levels, known well); its noise is
+    that of the annotators' jackknife, on ``m - 1`` degrees of freedom, however small the
+    net. So each term enters Satterthwaite's sum with the variance that carries its noise:
+    the rows' variance on the rows' fewest levels less one, the annotators' own jackknife
+    variance on ``m - 1``. Where the people's part is large, this is ``m - 1`` or fewer and
+    the interval keeps ``fewest_df`` (the fewest levels less one, as Cameron, Gelbach and
+    Miller read a cluster variance); where the rows carry nearly all of the variance and the
+    annotators' jackknife is small beside them, a t quantile of ``m - 1`` would make the
+    interval wider than the rows' many levels warrant: it moves towards the rows' df, never
+    past it.
+    """
+    df_rows = _df_of(rows_fewest)
+    v_annotators, _ = _variance(annotators)
+    noise = v_rows**2 / df_rows + v_annotators**2 / _df_of(annotators)
+    if not (math.isfinite(noise) and noise > 0 and total > 0):
+        return fewest_df
+    return float(min(max(total**2 / noise, fewest_df), max(df_rows, fewest_df)))
+
+
+def _satterthwaite_phrase(df: float, annotators: BootstrapResult, rows: BootstrapResult) -> str:
+    """Why a design with people has the degrees of freedom it has (:func:`_people_df`)."""
+    return (
+        f"degrees of freedom: Satterthwaite's for the rows' variance ({rows.n_clusters} "
+        f"{rows.cluster} the fewest levels) and the people's ({annotators.n_clusters} "
+        f"annotators, whose jackknife variance carries its noise), {df:.1f}, between the "
+        "annotators' and the rows' fewest levels less one"
+    )
 
 
 def _df_phrase(part: BootstrapResult) -> str:
