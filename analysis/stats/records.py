@@ -470,12 +470,12 @@ def _people_df(
     that of the annotators' jackknife, on ``m - 1`` degrees of freedom, however small the
     net. So each term enters Satterthwaite's sum with the variance that carries its noise:
     the rows' variance on the rows' fewest levels less one, the annotators' own jackknife
-    variance on ``m - 1``. Where the people's part is large, this is ``m - 1`` or fewer and
-    the interval keeps ``fewest_df`` (the fewest levels less one, as Cameron, Gelbach and
-    Miller read a cluster variance); where the rows carry nearly all of the variance and the
-    annotators' jackknife is small beside them, a t quantile of ``m - 1`` would make the
-    interval wider than the rows' many levels warrant: it moves towards the rows' df, never
-    past it.
+    variance on ``m - 1``. Where the people's part is large, this comes close to ``m - 1``
+    (below it where the net is small beside the annotators' jackknife: then the interval
+    keeps ``fewest_df``, the fewest levels less one, as Cameron, Gelbach and Miller read a
+    cluster variance). Where the rows carry nearly all of the variance and the annotators'
+    jackknife is small beside them, a t quantile of ``m - 1`` would make the interval wider
+    than the rows' many levels warrant: the df move towards the rows', never past them.
     """
     df_rows = _df_of(rows_fewest)
     v_annotators, _ = _variance(annotators)

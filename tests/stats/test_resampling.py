@@ -208,10 +208,19 @@ def _jackknife_variance(values: np.ndarray) -> float:
     return (g - 1) / g * float(np.sum((values - values.mean()) ** 2))
 
 
-def test_a_design_with_people_reads_t_with_the_annotators_degrees_of_freedom() -> None:
+def _satterthwaite(v: float, v_rows: float, df_rows: float, v_annotators: float) -> float:
+    """The people design's degrees of freedom by hand: Satterthwaite's for the rows' variance
+    and the annotators' own jackknife variance (4 annotators: 3 df), between 3 and the rows'."""
+    df = v**2 / (v_rows**2 / df_rows + v_annotators**2 / 3)
+    return min(max(df, 3.0), df_rows)
+
+
+def test_a_design_with_people_reads_t_with_satterthwaites_degrees_of_freedom() -> None:
     """By hand: V = V_users + V_prompts - V_cells plus the annotators' net variance (their
-    inclusion-exclusion, truncated at zero), read with t at the fewest levels less one (4
-    annotators: 3 df, scipy.stats.t), and the test of a value uses the same variance and df."""
+    inclusion-exclusion, truncated at zero), read with t at Satterthwaite's degrees of
+    freedom for the rows' variance (the fewest row levels less one) and the annotators' own
+    jackknife variance (4 annotators, 3 df), never fewer than 3 nor more than the rows';
+    the test of a value uses the same variance and df (scipy.stats.t)."""
     df = rated_world()
     settings = stats_settings(n_boot=N_BOOT, seed=1)
     _, res = _people_rate(df)
@@ -220,6 +229,7 @@ def test_a_design_with_people_reads_t_with_the_annotators_degrees_of_freedom() -
         sign * np.var(parts[name].replicates, ddof=1)
         for name, sign in (("users", 1), ("prompts", 1), ("user-prompt cells", -1))
     )
+    df_rows = min(parts["users"].n_clusters, parts["prompts"].n_clusters) - 1.0
     signs = {
         "annotators": 1,
         "user x annotator cells": -1,
@@ -228,34 +238,63 @@ def test_a_design_with_people_reads_t_with_the_annotators_degrees_of_freedom() -
     }
     assert {name: parts[name].sign for name in signs} == signs
     value = float(res.estimate)
-    t_quantile = stats.t.ppf(0.975, 4 - 1)
 
-    def expected(parts_now: dict) -> float:
+    def expected(parts_now: dict) -> tuple[float, float]:
         net = sum(s * _jackknife_variance(parts_now[n].jackknife) for n, s in signs.items())
-        return v_rows + max(net, 0.0)
+        v = v_rows + max(net, 0.0)
+        a = _jackknife_variance(parts_now["annotators"].jackknife)
+        return v, _satterthwaite(v, v_rows, df_rows, a)
+
+    def spread(name: str, scale: float, now: dict) -> tuple[Resamples, dict]:
+        """The resamples with one clustering's deleted values spread ``scale`` times as far."""
+        part = now[name]
+        centre = part.jackknife.mean()
+        moved = dataclasses.replace(part, jackknife=centre + scale * (part.jackknife - centre))
+        out = {**now, name: moved}
+        return Resamples(res.estimate, tuple(out[p.cluster] for p in res.parts), res.design), out
 
     reading = read_interval(res, settings, None, len(df))
-    v = expected(parts)
-    assert reading.df == 3 and reading.variance == pytest.approx(v, rel=1e-12)
-    assert reading.interval.low == pytest.approx(value - t_quantile * math.sqrt(v), rel=1e-12)
-    assert reading.interval.high == pytest.approx(value + t_quantile * math.sqrt(v), rel=1e-12)
-    assert "3.0 degrees of freedom" in reading.interval.text
-    assert "the fewest levels of a random factor, 4 annotators, less one" in reading.interval.text
+    v, dof = expected(parts)
+    assert 3 < dof < df_rows
+    assert reading.df == pytest.approx(dof, rel=1e-12)
+    assert reading.variance == pytest.approx(v, rel=1e-12)
+    half = stats.t.ppf(0.975, dof) * math.sqrt(v)
+    assert reading.interval.low == pytest.approx(value - half, rel=1e-12)
+    assert reading.interval.high == pytest.approx(value + half, rel=1e-12)
+    assert f"{dof:.1f}, between the annotators' and the rows' fewest" in reading.interval.text
     p, bound, _ = reading.test(0.6)
-    assert p == pytest.approx(2 * stats.t.sf(abs(value - 0.6) / math.sqrt(v), 3), rel=1e-12)
+    assert p == pytest.approx(2 * stats.t.sf(abs(value - 0.6) / math.sqrt(v), dof), rel=1e-12)
     assert not bound
+    # people who differ a lot: their jackknife decides how well the variance is known, and
+    # the degrees of freedom come close to the annotators' 3
+    wide, wide_parts = spread("annotators", 10.0, parts)
+    reading = read_interval(wide, settings, None, len(df))
+    v, dof = expected(wide_parts)
+    assert 3 < dof < 3.2 and reading.df == pytest.approx(dof, rel=1e-12)
+    # ... and never fewer: a large annotators' jackknife whose net (after the item noise its
+    # deletions carry) is small would give Satterthwaite fewer than 3
+    a = _jackknife_variance(wide_parts["annotators"].jackknife)
+    ua = _jackknife_variance(wide_parts["user x annotator cells"].jackknife)
+    net = sum(s * _jackknife_variance(wide_parts[n].jackknife) for n, s in signs.items())
+    noisy, noisy_parts = spread(
+        "user x annotator cells", math.sqrt(1 + (net - 0.1 * a) / ua), wide_parts
+    )
+    v, dof = expected(noisy_parts)
+    assert v == pytest.approx(v_rows + 0.1 * a, rel=1e-9) and dof == 3.0
+    reading = read_interval(noisy, settings, None, len(df))
+    assert reading.df == 3 and reading.variance == pytest.approx(v, rel=1e-12)
+    assert "the fewest levels of a random factor, 4 annotators, less one" in reading.interval.text
     # people who barely differ: the net is not positive, a variance component truncated at
-    # zero (the rows' variance alone), still read with the annotators' degrees of freedom
-    ann = parts["annotators"]
-    centre = ann.jackknife.mean()
-    flat = dataclasses.replace(ann, jackknife=centre + 0.05 * (ann.jackknife - centre))
-    shrunk = Resamples(res.estimate, tuple(flat if p is ann else p for p in res.parts), res.design)
-    flat_parts = {**parts, "annotators": flat}
+    # zero (the rows' variance alone), and the annotators' small jackknife lends the rows'
+    # many levels to the interval
+    flat, flat_parts = spread("annotators", 0.05, parts)
     assert sum(s * _jackknife_variance(flat_parts[n].jackknife) for n, s in signs.items()) <= 0
-    reading = read_interval(shrunk, settings, None, len(df))
-    v = expected(flat_parts)
-    assert reading.variance == pytest.approx(v_rows, rel=1e-12) and reading.df == 3
-    assert reading.interval.high == pytest.approx(value + t_quantile * math.sqrt(v), rel=1e-12)
+    reading = read_interval(flat, settings, None, len(df))
+    v, dof = expected(flat_parts)
+    assert v == v_rows and reading.variance == pytest.approx(v_rows, rel=1e-12)
+    assert reading.df == pytest.approx(dof, rel=1e-12) and dof > 3
+    half = stats.t.ppf(0.975, dof) * math.sqrt(v)
+    assert reading.interval.high == pytest.approx(value + half, rel=1e-12)
     assert "truncated at zero, here zero" in reading.interval.text
 
 
