@@ -447,9 +447,10 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         text += " (the combined variance was not positive: the largest one-way variance)"
     df = _df_of(fewest)
     annotators = next((p for p in people if p.cluster == "annotators"), None)
-    if annotators is None:
+    positive_rows = [p for p in rows if p.sign > 0]
+    if annotators is None or not positive_rows:
         return total, df, f"{text}; {_df_phrase(fewest)}"
-    rows_fewest = min((p for p in rows if p.sign > 0), key=_df_of)
+    rows_fewest = min(positive_rows, key=_df_of)
     people_df = _people_df(total, v_rows, rows_fewest, annotators, df)
     if people_df == df:
         return total, df, f"{text}; {_df_phrase(fewest)}"
