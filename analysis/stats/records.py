@@ -28,9 +28,9 @@ test and its design in the same words and by the same rules, whichever stage com
      Satterthwaite's for the rows' variance and the annotators' own jackknife variance
      (whose ``m - 1`` degrees of freedom carry the noise of the people's net part however
      small it is), between ``m - 1`` for ``m`` annotators and the rows' fewest levels less
-     one. The interval is clipped
-     to the values the statistic can take (``Statistic.limits``: a kappa's -1 to 1), where
-     a symmetric interval would reach past them. A share instead gets Korn and Graubard's
+     one. The interval is clipped to the values the statistic can take
+     (``Statistic.limits``: a kappa's -1 to 1), where a symmetric interval would reach past
+     them. A share instead gets Korn and Graubard's
      (1998) interval: Clopper-Pearson on its effective number of units, scaled by
      ``(z / t)^2`` for the same degrees of freedom, which follows its skew near 0 or 1.
   4. Undefined resamples are dropped and counted; fewer than half defined, or no spread at
@@ -394,7 +394,7 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     (the inclusion-exclusion of their clusterings, a variance component truncated at zero)
     adds on top. The degrees of freedom are the fewest levels of any random factor less one
     (:func:`_df_of`), except that with people they are Satterthwaite's for the rows' and the
-    people's parts (:func:`_people_df`): never fewer than the annotators' ``m - 1`` nor more
+    people's parts (:func:`_people_df`): never fewer than the fewest levels less one nor more
     than the rows' fewest levels less one.
     """
     rows = [p for p in res.parts if "annotator" not in p.cluster]
@@ -489,8 +489,8 @@ def _people_df(
 def _satterthwaite_phrase(df: float, annotators: BootstrapResult, rows: BootstrapResult) -> str:
     """Why a design with people has the degrees of freedom it has (:func:`_people_df`)."""
     return (
-        f"degrees of freedom: Satterthwaite's for the rows' variance ({rows.n_clusters} "
-        f"{rows.cluster} the fewest levels) and the people's ({annotators.n_clusters} "
+        f"degrees of freedom: Satterthwaite's for the rows' variance (its fewest levels: "
+        f"{rows.n_clusters} {rows.cluster}) and the people's ({annotators.n_clusters} "
         f"annotators, whose jackknife variance carries its noise), {df:.1f}, between the "
         "annotators' and the rows' fewest levels less one"
     )
