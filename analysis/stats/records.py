@@ -399,6 +399,11 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     """
     rows = [p for p in res.parts if "annotator" not in p.cluster]
     people = [p for p in res.parts if "annotator" in p.cluster]
+    # the random factors resampled on their own: the row factors' positive parts, and the
+    # annotators (the factor with the fewest levels among them sets the t interval's df)
+    positive_rows = [p for p in rows if p.sign > 0]
+    annotators = next((p for p in people if p.cluster == "annotators"), None)
+    fewest = min(positive_rows + ([annotators] if annotators else []), key=_df_of)
     pieces = []
     v_rows = 0.0
     for p in rows:
@@ -412,27 +417,24 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         )
         pieces.append(("minus " if p.sign < 0 else "") + how)
     crossed = any(p.sign < 0 for p in rows)
-    # the factor with the fewest levels among the random ones: the row factors resampled on
-    # their own (a positive part) and the annotators
-    fewest = min(
-        [p for p in rows if p.sign > 0] + [p for p in people if p.cluster == "annotators"],
-        key=_df_of,
-    )
     note = ""
     if crossed:
-        one_way = max(_variance(p)[0] for p in rows if p.sign > 0)
+        one_way = max(_variance(p)[0] for p in positive_rows)
         note = " (two-way cluster variance, Cameron-Gelbach-Miller)"
         if not v_rows > 0:
             v_rows = one_way
             note = " (the two-way variance was not positive: the larger one-way variance)"
     text = "; ".join(pieces) + note
     total = v_rows
+    v_annotators = 0.0
     if people:
         v_people = 0.0
         words = []
         for p in people:
             v, _ = _variance(p)
             v_people += p.sign * v
+            if p is annotators:
+                v_annotators = v
             words.append(("minus " if p.sign < 0 else "") + f"{p.n_clusters} {p.cluster}")
         text += (
             "; plus the annotators' variance net of the item noise their deletions also carry "
@@ -446,12 +448,10 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         total = max(_variance(p)[0] for p in res.parts if p.sign > 0)
         text += " (the combined variance was not positive: the largest one-way variance)"
     df = _df_of(fewest)
-    annotators = next((p for p in people if p.cluster == "annotators"), None)
-    positive_rows = [p for p in rows if p.sign > 0]
     if annotators is None or not positive_rows:
         return total, df, f"{text}; {_df_phrase(fewest)}"
     rows_fewest = min(positive_rows, key=_df_of)
-    people_df = _people_df(total, v_rows, rows_fewest, annotators, df)
+    people_df = _people_df(total, v_rows, rows_fewest, v_annotators, annotators, df)
     if people_df == df:
         return total, df, f"{text}; {_df_phrase(fewest)}"
     return total, people_df, f"{text}; {_satterthwaite_phrase(people_df, annotators, rows_fewest)}"
@@ -461,6 +461,7 @@ def _people_df(
     total: float,
     v_rows: float,
     rows_fewest: BootstrapResult,
+    v_annotators: float,
     annotators: BootstrapResult,
     fewest_df: float,
 ) -> float:
@@ -479,7 +480,6 @@ def _people_df(
     than the rows' many levels warrant: the df move towards the rows', never past them.
     """
     df_rows = _df_of(rows_fewest)
-    v_annotators, _ = _variance(annotators)
     noise = v_rows**2 / df_rows + v_annotators**2 / _df_of(annotators)
     if not (math.isfinite(noise) and noise > 0 and total > 0):
         return fewest_df
