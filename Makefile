@@ -44,6 +44,15 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell uname -m)),-D
 LLAMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/recenter/wheels/$(subst ==,-,$(LLAMA_PIN))-$(shell printf '%s' "$(LLAMA_CMAKE_ARGS)" | sha256sum | cut -c1-12)
 LLAMA_WHEEL ?=
 
+# pip, retried: a registry that drops a download midway (CI saw a 93 MB wheel cut at 4 MB on all
+# six of pip's own resume attempts) fails the whole install, while a second try a little later
+# goes through; what pip already fetched stays in its cache, so a retry costs only what was lost.
+PIP_TRIES ?= 3
+PIP := retry() { n=1; until "$$@"; do [ $$n -ge $(PIP_TRIES) ] \
+	&& { echo "pip failed $$n times: giving up (its error above)" >&2; return 1; }; \
+	echo "pip failed (attempt $$n of $(PIP_TRIES), its error above): retrying in 20 s" >&2; \
+	n=$$((n + 1)); sleep 20; done; }; retry $(PY) -m pip
+
 # Stamps: an install step reruns only when what it installs from changed.
 STAMP := $(VENV_DIR)/.recenter
 # Where `make lock` finds the CPU torch wheel to resolve its dependencies.
@@ -97,7 +106,7 @@ system-test: system-paper
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "recenter needs Python 3.11; got " + sys.version.split()[0] + " (set PYTHON=python3.11)")'
 	$(PYTHON) -m venv $(VENV_DIR)
-	$(PY) -m pip install -q --upgrade "pip>=23"
+	$(PIP) install -q --upgrade "pip>=23"
 
 # torch's CPU build from PyTorch's CPU index where it answers (a few seconds to find out), else
 # from your pip configuration's index. The CPU build needs nothing beyond the lock (--no-deps);
@@ -110,22 +119,22 @@ define install_torch
 		index="--index-url $(TORCH_CPU_INDEX)"; \
 	else index=""; deps=""; echo "PyTorch's CPU index is not reachable: $(TORCH_PIN) and what it depends on from pip's configured index (on plain PyPI, the CUDA build and its CUDA libraries, several GB; see README)"; fi; \
 	echo "pip install $$deps $(TORCH_PIN) $$index"; \
-	$(PY) -m pip install -q $$deps $$index "$(TORCH_PIN)"
+	$(PIP) install -q $$deps $$index "$(TORCH_PIN)"
 endef
 
 $(STAMP)-paper: requirements-paper.lock pyproject.toml | $(PY)
-	$(PY) -m pip install -q --require-hashes --no-deps -r requirements-paper.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements-paper.lock
 	$(install_torch)
-	$(PY) -m pip install -q --no-deps -e .
+	$(PIP) install -q --no-deps -e .
 	@touch $@
 
 $(STAMP)-test: requirements.lock pyproject.toml $(STAMP)-paper
-	$(PY) -m pip install -q --require-hashes --no-deps -r requirements.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements.lock
 	@touch $@
 
 $(STAMP)-local-llm: $(STAMP)-test
 	@if [ -n '$(LLAMA_WHEEL)' ]; then \
-		echo "pip install $(LLAMA_WHEEL)"; $(PY) -m pip install -q --no-deps '$(LLAMA_WHEEL)'; \
+		echo "pip install $(LLAMA_WHEEL)"; $(PIP) install -q --no-deps '$(LLAMA_WHEEL)'; \
 	else \
 		if ! ls $(LLAMA_CACHE)/*.whl >/dev/null 2>&1; then \
 			echo "building $(LLAMA_PIN) for any x86-64 CPU (CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)): about 5 minutes on 2 cores, once per machine"; \
@@ -135,7 +144,7 @@ $(STAMP)-local-llm: $(STAMP)-test
 			mv $(LLAMA_CACHE).tmp $(LLAMA_CACHE) \
 			|| { echo "building $(LLAMA_PIN) failed (pip's error above): the local model is not installed" >&2; exit 1; }; \
 		fi; \
-		$(PY) -m pip install -q --no-deps $(LLAMA_CACHE)/*.whl; \
+		$(PIP) install -q --no-deps $(LLAMA_CACHE)/*.whl; \
 	fi
 	@touch $@
 
