@@ -497,9 +497,10 @@ def _shares_by_tie_rule(
         dist = np.zeros((len(items), len(nodes), 4 * n + 1))
         dist[:, :, 0] = 1.0
         for s in range(n):
+            live = 4 * s + 1  # the sum of s slots' (rating - 1) lies in 0..4 s: the rest is 0
             new = np.zeros_like(dist)
             for k in range(5):
-                new[:, :, k:] += dist[:, :, : dist.shape[2] - k] * pmf[:, s, :, k, None]
+                new[:, :, k : k + live] += dist[:, :, :live] * pmf[:, s, :, k, None]
             dist = new
         # dist[..., j] = P(sum of (rating - 1) = j); mean <= 3 <=> sum(rating - 1) <= 2 n
         out[items] = dist[:, :, : 2 * n + 1].sum(axis=2) @ weights

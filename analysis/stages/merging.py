@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.cluster import AgglomerativeClustering
 
 from analysis.provenance import Record
 
@@ -77,6 +76,10 @@ def cluster_labels(vectors: np.ndarray, threshold: float) -> np.ndarray:
         return np.zeros(0, dtype=int)
     if n == 1:
         return np.zeros(1, dtype=int)
+    # imported here: scikit-learn costs a job about a CPU-second to import, and rule
+    # extracted_attribute_counts, which reads this module for count_records, never clusters
+    from sklearn.cluster import AgglomerativeClustering
+
     raw = AgglomerativeClustering(
         n_clusters=None, distance_threshold=threshold, metric="cosine", linkage="average"
     ).fit_predict(vectors.astype(np.float64))
