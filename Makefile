@@ -47,6 +47,7 @@ LLAMA_WHEEL ?=
 # pip, retried: a registry that drops a download midway (CI saw a 93 MB wheel cut at 4 MB on all
 # six of pip's own resume attempts) fails the whole install, while a second try a little later
 # goes through; what pip already fetched stays in its cache, so a retry costs only what was lost.
+# Recipes print a short line of what they install rather than the retry loop.
 PIP_TRIES ?= 3
 PIP := retry() { n=1; until "$$@"; do [ $$n -ge $(PIP_TRIES) ] \
 	&& { echo "pip failed $$n times: giving up (its error above)" >&2; return 1; }; \
@@ -106,7 +107,7 @@ system-test: system-paper
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "recenter needs Python 3.11; got " + sys.version.split()[0] + " (set PYTHON=python3.11)")'
 	$(PYTHON) -m venv $(VENV_DIR)
-	$(PIP) install -q --upgrade "pip>=23"
+	@echo "pip install --upgrade pip"; $(PIP) install -q --upgrade "pip>=23"
 
 # torch's CPU build from PyTorch's CPU index where it answers (a few seconds to find out), else
 # from your pip configuration's index. The CPU build needs nothing beyond the lock (--no-deps);
@@ -123,13 +124,15 @@ define install_torch
 endef
 
 $(STAMP)-paper: requirements-paper.lock pyproject.toml | $(PY)
-	$(PIP) install -q --require-hashes --no-deps -r requirements-paper.lock
+	@echo "pip install -r requirements-paper.lock"; \
+		$(PIP) install -q --require-hashes --no-deps -r requirements-paper.lock
 	$(install_torch)
-	$(PIP) install -q --no-deps -e .
+	@echo "pip install -e ."; $(PIP) install -q --no-deps -e .
 	@touch $@
 
 $(STAMP)-test: requirements.lock pyproject.toml $(STAMP)-paper
-	$(PIP) install -q --require-hashes --no-deps -r requirements.lock
+	@echo "pip install -r requirements.lock"; \
+		$(PIP) install -q --require-hashes --no-deps -r requirements.lock
 	@touch $@
 
 $(STAMP)-local-llm: $(STAMP)-test
