@@ -532,15 +532,14 @@ def deletion_codes(
     and is named so (``annotator|user``: :func:`level_name`).
     A clustering crossed with stratified users lies in the users' strata (None: it does not).
     """
-    names = pd.Series(np.asarray(annotator, dtype=object)).astype(str).to_numpy(dtype=object)
-    key = pd.factorize(pd.Series(np.asarray(annotator, dtype=object)), sort=True)[0].astype(
-        np.int64
-    )
+    who = pd.Series(np.asarray(annotator, dtype=object))
+    key = pd.factorize(who, sort=True)[0].astype(np.int64)
+    crossed = []
     for name in clustering.factors:
         labels = _labels_of(plan_, name)
         level = pd.factorize(pd.Series(labels, dtype=object), sort=True)[0]
         key = key * (int(level.max()) + 1) + level[row]
-        names = names + "|" + pd.Series(labels[row], dtype=object).astype(str).to_numpy(object)
+        crossed.append(labels)
     _, first, codes = np.unique(key, return_index=True, return_inverse=True)
     g = int(codes.max()) + 1 if len(codes) else 0
     users = next((f for f in plan_.factors if f.name == "users"), None)
@@ -549,7 +548,12 @@ def deletion_codes(
         stratum = pd.factorize(users.strata.astype(str), sort=True)[0][row]
         strata = np.zeros(g, dtype=np.int64)
         strata[codes] = stratum
-    return codes, g, strata, tuple(str(n) for n in names[first])
+    # named from each cluster's first entry only: a name per entry cost a string per vote
+    names = who.iloc[first].astype(str).to_numpy(dtype=object)
+    for labels in crossed:
+        level_of = pd.Series(labels[row[first]], dtype=object).astype(str).to_numpy(object)
+        names = names + "|" + level_of
+    return codes, g, strata, tuple(str(n) for n in names)
 
 
 def level_name(who: Any, *levels: Any) -> str:
