@@ -159,6 +159,44 @@ def test_bench_coverage(tmp_path: Path) -> None:
     assert (BENCH / "coverage_worlds.jsonl").read_bytes() == committed  # written elsewhere
 
 
+def test_bench_suite_records_a_run_and_reads_it_against_the_target(tmp_path: Path) -> None:
+    """A small test command stands in for ``make test``: the run's line has pytest's counts
+    and time and the CPU of the processes it ran; a failing command is recorded as failed,
+    exits with its status and is never read against the target."""
+    committed = (BENCH / "suite_runs.jsonl").read_bytes()
+    small = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_repo_root.py"
+    run_bench("bench_suite.py", "--command", small, "--note", "smoke", out=tmp_path)
+    (run,) = [json.loads(x) for x in (tmp_path / "suite_runs.jsonl").read_text().splitlines()]
+    assert run["returncode"] == 0 and run["note"] == "smoke"
+    assert run["pytest"]["counts"]["passed"] >= 1 and run["pytest"]["seconds"] > 0
+    assert run["cpu_seconds"] > 0 and run["wall_seconds"] > 0
+    assert run["real_data"] == (REPO_ROOT.parent / "shared/data/annotation-tool").is_dir()
+    suite, section = published(tmp_path, "suite")
+    assert suite["runs"] == 1 and suite["target_minutes"] == 7.0
+    (latest,) = suite["latest"].values()
+    assert latest["verdict"].startswith(("met", "missed", "not the target's machine"))
+    assert_commit(suite, section)
+    assert "tests/test_repo_root.py" in section and "smoke" in section
+
+    failing = f"{sys.executable} -m pytest -q tests/no_such_test_file.py"
+    env = dict(os.environ, BENCH_OUTPUT_DIR=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_suite.py"), "--command", failing],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    runs = [json.loads(x) for x in (tmp_path / "suite_runs.jsonl").read_text().splitlines()]
+    assert len(runs) == 2 and runs[1]["returncode"] == proc.returncode
+    suite, section = published(tmp_path, "suite")
+    assert suite["latest"] == {next(iter(suite["latest"])): latest}  # the passed run stays
+    assert f"failed (exit status {proc.returncode})" in section
+    assert (BENCH / "suite_runs.jsonl").read_bytes() == committed  # written elsewhere
+
+
 def test_bench_scale_tiny_run_and_slurm_dry_run(tmp_path: Path) -> None:
     # The published rows (K = 10, 100, the SLURM run) are kept (--local-from-results), so the
     # section, growth and extrapolation code read the committed payload's fields; K = 1 runs
