@@ -136,13 +136,20 @@ def _round(x: float | None) -> float | None:
     return None if x is None else float(f"{x:.{DIGITS}g}")
 
 
-def world_line(seed: int, n_boot: int, version: str, keys: set[str]) -> dict:
-    """One world: its truth and both configurations' [value, ci_low, ci_high] per estimand."""
-    world = simulate_world(dataclasses.replace(DEFAULT_PARAMETERS, seed=seed))
+def simulated(seed: int, **changes: float) -> tuple[World, dict, dict[str, pd.DataFrame]]:
+    """World ``seed`` of the bundled world's model (``changes``: parameters set otherwise),
+    its truth, and its raw files as the workflow's adapter reads them."""
+    world = simulate_world(dataclasses.replace(DEFAULT_PARAMETERS, seed=seed, **changes))
     truth = world_truth(world.params, FixedFactors.of_world(world.truth))
     with tempfile.TemporaryDirectory() as tmp:
         write_files(world, Path(tmp))
         tables = read_dataset("annotation_tool", Path(tmp)).tables
+    return world, truth, tables
+
+
+def world_line(seed: int, n_boot: int, version: str, keys: set[str]) -> dict:
+    """One world: its truth and both configurations' [value, ci_low, ci_high] per estimand."""
+    world, truth, tables = simulated(seed)
     judgments = combine_attribute_judgments(tables["attribute_judgments"], [], version)
     votes = combine_relevance_votes(tables["relevance_votes"], [], version)
     ratings = combine_preference_ratings(tables["preference_ratings"], [], version)

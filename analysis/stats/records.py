@@ -75,6 +75,7 @@ __all__ = [
     "NullTest",
     "Statistic",
     "make_records",
+    "part_variance",
     "read_interval",
     "exact_share",
     "percentile_bounds",
@@ -273,7 +274,7 @@ class Reading:
         return None
 
 
-def _variance(part: BootstrapResult) -> tuple[float, int]:
+def part_variance(part: BootstrapResult) -> tuple[float, int]:
     """(variance, levels or resamples it rests on) of a part: the bootstrap variance of its
     defined replicates, or the delete-one jackknife variance of its defined values (within
     strata where its clusters lie in strata: the sum over strata of
@@ -344,7 +345,7 @@ def read_interval(
                 ),
                 seed=settings.seed,
             )
-        variance, df = _variance(single)[0], None
+        variance, df = part_variance(single)[0], None
     else:
         variance, df, note = _combined_variance(res)
     if units is not None and (value in (0.0, 1.0) or units < MIN_UNITS):
@@ -407,7 +408,7 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     pieces = []
     v_rows = 0.0
     for p in rows:
-        v, b = _variance(p)
+        v, b = part_variance(p)
         v_rows += p.sign * v
         how = (
             f"delete-one jackknife over {p.n_clusters} {p.cluster}"
@@ -419,7 +420,7 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     crossed = any(p.sign < 0 for p in rows)
     note = ""
     if crossed:
-        one_way = max(_variance(p)[0] for p in positive_rows)
+        one_way = max(part_variance(p)[0] for p in positive_rows)
         note = " (two-way cluster variance, Cameron-Gelbach-Miller)"
         if not v_rows > 0:
             v_rows = one_way
@@ -431,7 +432,7 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         v_people = 0.0
         words = []
         for p in people:
-            v, _ = _variance(p)
+            v, _ = part_variance(p)
             v_people += p.sign * v
             if p is annotators:
                 v_annotators = v
@@ -445,7 +446,7 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         )
         total += max(v_people, 0.0)
     if not total > 0:  # every part's variance was zero or undefined
-        total = max(_variance(p)[0] for p in res.parts if p.sign > 0)
+        total = max(part_variance(p)[0] for p in res.parts if p.sign > 0)
         text += " (the combined variance was not positive: the largest one-way variance)"
     df = _df_of(fewest)
     if annotators is None or not positive_rows:

@@ -197,6 +197,43 @@ def test_bench_suite_records_a_run_and_reads_it_against_the_target(tmp_path: Pat
     assert (BENCH / "suite_runs.jsonl").read_bytes() == committed  # written elsewhere
 
 
+def test_bench_people_parts(tmp_path: Path) -> None:
+    """One generated world (its truth comes from the session's cached large draw): every
+    stage-2 statistic that deletes annotators has its parts, both intervals and its row."""
+    run_bench(
+        "bench_people_parts.py",
+        "--worlds",
+        "1",
+        "--n-boot",
+        "20",
+        "--sets",
+        "generated",
+        out=tmp_path,
+    )
+    (line,) = [
+        json.loads(x) for x in (tmp_path / "people_parts_worlds.jsonl").read_text().splitlines()
+    ]
+    assert line["set"] == "generated" and line["seed"] == 10_000
+    stats = line["statistics"]
+    for key in (
+        "stage2.final.ceiling.kappa_human_vs_rest",
+        "stage2.final.vs_rest.gap_f1.sim-llm-a",
+        "stage2.final.kappa.human_human",
+    ):
+        assert {"annotators", "user x annotator cells", "users"} <= set(stats[key]["parts"]), key
+        assert None not in stats[key]["design"] and None not in stats[key]["rows_only"], key
+    # the rows' interval leaves the people out, so it is narrower where people add variance
+    ceiling = stats["stage2.final.ceiling.kappa_human_vs_rest"]
+    assert (
+        ceiling["rows_only"][1] - ceiling["rows_only"][0]
+        < ceiling["design"][1] - ceiling["design"][0]
+    )
+    res, section = published(tmp_path, "people_parts")
+    assert res["worlds"] == 1 and res["n_boot"] == 20 and set(res["sets"]) == {"generated"}
+    assert "| `stage2.final.vs_rest.gap_f1.sim-llm-a` |" in section
+    assert_commit(res, section)
+
+
 def test_bench_scale_tiny_run_and_slurm_dry_run(tmp_path: Path) -> None:
     # The published rows (K = 10, 100, the SLURM run) are kept (--local-from-results), so the
     # section, growth and extrapolation code read the committed payload's fields; K = 1 runs

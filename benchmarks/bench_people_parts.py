@@ -1,0 +1,305 @@
+"""Where the people's part of the stage-2 intervals goes wrong (on demand, not a test).
+
+The coverage study (``bench_coverage.py``) finds the stage-2 gaps to the human ceiling
+(``vs_rest.gap_*``) over-covering with intervals much wider than their estimates vary, and
+two kappa shares under-covering. Their designs add to the rows' variance (users + prompts -
+user x prompt cells, Cameron, Gelbach and Miller) the people's net part: the annotators'
+delete-one jackknife variance, less the user x annotator and prompt x annotator cells' and
+plus the user x prompt x annotator cells' (``analysis.stats.resampling``). This benchmark
+takes each such statistic apart over simulated worlds: per world it records the estimate,
+the world's truth, every part's variance, the design's interval and the interval of the rows
+alone (the same record maker, the annotator parts left out). The summary gives, per
+estimand, each part's variance as a share of the estimates' error variance across worlds
+(``var(estimate - truth)``: what a calibrated design's variance should come to), and both
+intervals' coverage and width over the spread of the errors (``2 z sd``).
+
+Two sets of worlds, the same seeds: the bundled world's model as generated, and the same
+model without person effects (``stage2_human_offset_sd = 0``: every stage-2 annotator has the
+same yes-bias). In the second set the people's true share is zero, so whatever net part the
+annotator terms leave is what deleting a person leaves of the item noise, not people.
+
+    python benchmarks/bench_people_parts.py --worlds 100 --jobs 2    # both sets (resumable)
+    python benchmarks/bench_people_parts.py --summarize
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+from bench_coverage import FIRST_SEED, settings, simulated
+from results_io import OUTPUT_DIR, commit_text, markers, update_readme, update_results
+from scipy import stats as scipy_stats
+
+from analysis.stages.combine import combine_relevance_votes
+from analysis.stats import study_stage2
+from analysis.stats.records import make_records, part_variance
+from analysis.stats.resampling import Resamples
+from analysis.workflow_config import compose_config
+
+#: one line per world and set (``BENCH_OUTPUT_DIR`` moves it with the other outputs)
+WORLDS = OUTPUT_DIR / "people_parts_worlds.jsonl"
+START, END = markers("people_parts")
+#: the two sets of worlds: name -> the parameters set otherwise
+SETS: dict[str, dict[str, float]] = {
+    "generated": {},
+    "no_person_effects": {"stage2_human_offset_sd": 0.0},
+}
+#: the round whose statistics the coverage study's truth covers
+ROUND = "final"
+#: the part nouns of the rows and of the people, in the order the table shows them
+ROWS = ("users", "prompts", "user-prompt cells")
+PEOPLE = (
+    "annotators",
+    "user x annotator cells",
+    "prompt x annotator cells",
+    "user x prompt x annotator cells",
+)
+DIGITS = 7
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(f"{x:.{DIGITS}g}")
+
+
+def people_statistics(votes, cfg) -> list:
+    """The round's statistics whose design deletes annotators (ceilings, scores against the
+    rest and their gaps, kappa group means and their shares of the attainable kappa)."""
+    rv = study_stage2.round_votes(votes, ROUND)
+    rt = study_stage2.round_totals(rv, cfg)
+    stats = [
+        *study_stage2.human_ceiling(rv, rt),
+        *study_stage2.scores_vs_rest(rv, rt),
+        *study_stage2.kappa_group_means(rv, rt)[0],
+        *study_stage2.attainable_agreement(rv, rt),
+    ]
+    return [
+        s
+        for s in stats
+        if isinstance(s.estimate, Resamples) and any(p.cluster in PEOPLE for p in s.estimate.parts)
+    ]
+
+
+def world_line(seed: int, name: str, n_boot: int, version: str) -> dict:
+    """One world of set ``name``: per statistic its estimate, truth, parts and intervals."""
+    _, truth, tables = simulated(seed, **SETS[name])
+    votes = combine_relevance_votes(tables["relevance_votes"], [], version)
+    cfg = settings(n_boot, ())
+    stats = [s for s in people_statistics(votes, cfg) if s.key in truth]
+    design = {r.key: r for r in make_records(stats, cfg)}
+    rows_only = {
+        r.key: r
+        for r in make_records(
+            [
+                replace(
+                    s,
+                    estimate=replace(
+                        s.estimate,
+                        parts=tuple(p for p in s.estimate.parts if p.cluster not in PEOPLE),
+                    ),
+                )
+                for s in stats
+            ],
+            cfg,
+        )
+    }
+    out = {}
+    for s in stats:
+        d, r = design.get(s.key), rows_only.get(s.key)
+        out[s.key] = {
+            "estimate": _round(s.estimate.value),
+            "truth": _round(truth[s.key].value),
+            "parts": {p.cluster: _round(part_variance(p)[0]) for p in s.estimate.parts},
+            "design": None if d is None else [_round(d.ci_low), _round(d.ci_high)],
+            "rows_only": None if r is None else [_round(r.ci_low), _round(r.ci_high)],
+        }
+    return {"seed": seed, "set": name, "n_boot": n_boot, "statistics": out}
+
+
+def read_lines() -> list[dict]:
+    if not WORLDS.exists():
+        return []
+    return [json.loads(x) for x in WORLDS.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str]) -> None:
+    """Worlds FIRST_SEED.. of ``sets`` until each has ``n_worlds`` lines (appending)."""
+    version = compose_config(["models=none"])["prompts"]["version"]
+    have = {(ln["set"], ln["seed"]) for ln in read_lines()}
+    todo = [
+        (name, s)
+        for name in sets
+        for s in range(FIRST_SEED, FIRST_SEED + n_worlds)
+        if (name, s) not in have
+    ]
+    print(f"{len(have)} worlds done; {len(todo)} to go (B = {n_boot})", flush=True)
+    one = partial(_timed, n_boot=n_boot, version=version)
+    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool:
+        results = pool.map(one, todo) if pool is not None else map(one, todo)
+        for i, (line, seconds) in enumerate(results, 1):
+            with WORLDS.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, sort_keys=True) + "\n")
+            print(f"{line['set']} {line['seed']}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
+
+
+def _timed(task: tuple[str, int], n_boot: int, version: str) -> tuple[dict, float]:
+    start = time.perf_counter()
+    name, seed = task
+    return world_line(seed, name, n_boot, version), time.perf_counter() - start
+
+
+def _covered(ci: list | None, truth: float) -> bool:
+    return ci is not None and ci[0] is not None and ci[0] <= truth <= ci[1]
+
+
+def summarize(lines: list[dict]) -> dict:
+    """Per set and estimand: each part's variance over the error variance, the people's net
+    part, and both intervals' coverage and width over the errors' spread."""
+    z = float(scipy_stats.norm.ppf(0.975))
+    by_set: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for line in lines:
+        for key, row in line["statistics"].items():
+            by_set[line["set"]][key].append(row)
+    out: dict[str, dict] = {}
+    for name, stats in sorted(by_set.items()):
+        out[name] = {}
+        for key, rows in sorted(stats.items()):
+            err = np.array([r["estimate"] - r["truth"] for r in rows])
+            # fewer than two worlds, or no spread: no shares or widths (the rows stay)
+            v = float(np.var(err, ddof=1)) if err.size >= 2 else math.nan
+            v = v if v > 0 else math.nan
+
+            def share(noun: str, rows=rows, v=v) -> float | None:
+                vals = [r["parts"].get(noun) for r in rows]
+                vals = [x for x in vals if x is not None]
+                return _round(float(np.mean(vals)) / v) if vals and v > 0 else None
+
+            parts = {noun: share(noun) for noun in (*ROWS, *PEOPLE)}
+            signs = (1, -1, -1, 1)
+            people = [parts[n] for n in PEOPLE]
+            row = {
+                "worlds": len(rows),
+                "parts": parts,
+                # a rows' part the design does not have counts 0
+                "rows": _round(
+                    sum(s * (parts[n] or 0.0) for s, n in zip((1, 1, -1), ROWS, strict=True))
+                )
+                if v > 0
+                else None,
+                "people_net": None
+                if None in people
+                else _round(sum(s * x for s, x in zip(signs, people, strict=True))),
+            }
+            for which in ("design", "rows_only"):
+                cis = [r[which] for r in rows if r[which] and None not in r[which]]
+                widths = [hi - lo for lo, hi in cis]
+                row[which] = {
+                    "coverage": _round(
+                        float(np.mean([_covered(r[which], r["truth"]) for r in rows]))
+                    ),
+                    "width_to_spread": _round(float(np.mean(widths)) / (2 * z * math.sqrt(v)))
+                    if widths and v > 0
+                    else None,
+                }
+            out[name][key] = row
+    return out
+
+
+def _changes(name: str) -> str:
+    """How a set's worlds differ from the bundled world's model, in words."""
+    changes = ", ".join(f"{k} = {v}" for k, v in SETS[name].items())
+    return changes or "the bundled world's parameters"
+
+
+def readme_section(res: dict) -> str:
+    lines = [
+        START,
+        "## Where the people's part of the stage-2 intervals goes (`bench_people_parts.py`)",
+        "",
+        f"Stage-2 statistics whose design deletes annotators, over {res['worlds']} worlds per"
+        f" set (seeds from {FIRST_SEED}), B = {res['n_boot']}, measured at"
+        f" {commit_text(res['git'])}. Each part's mean variance over the estimates' error"
+        " variance across worlds (`var(estimate - truth)`; a calibrated design's parts sum to"
+        " about 1): the rows (users + prompts - cells), the annotators' jackknife and its three"
+        " cell clusterings, and the people's net part (annotators - user x annotator - prompt x"
+        " annotator + user x prompt x annotator); then the coverage of the design's interval"
+        " and of the rows' alone, each with its mean width over the errors' spread (2 z sd)."
+        " In the worlds without person effects the people's true share is zero: the net part"
+        " there is what deleting a person leaves of the item noise.",
+        "",
+        "```bash",
+        "python benchmarks/bench_people_parts.py --worlds 100 --jobs 2  # resumable",
+        "python benchmarks/bench_people_parts.py --summarize",
+        "```",
+    ]
+    for name, stats in res["sets"].items():
+        lines += [
+            "",
+            f"**{name.replace('_', ' ')}** ({_changes(name)})",
+            "",
+            "| estimand | rows | annotators | user x ann. | prompt x ann. | user x prompt x ann."
+            " | people net | design: coverage, width | rows only: coverage, width |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for key, r in stats.items():
+            p = r["parts"]
+
+            def cell(x: float | None) -> str:
+                return "" if x is None else f"{x:.2f}"
+
+            lines.append(
+                f"| `{key}` | {cell(r['rows'])} | "
+                + " | ".join(cell(p[n]) for n in PEOPLE)
+                + f" | {cell(r['people_net'])} | {r['design']['coverage']:.3f},"
+                f" {cell(r['design']['width_to_spread'])} | {r['rows_only']['coverage']:.3f},"
+                f" {cell(r['rows_only']['width_to_spread'])} |"
+            )
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worlds", type=int, default=100, help="worlds per set (resumes)")
+    parser.add_argument(
+        "--n-boot",
+        type=int,
+        default=int(compose_config()["stats"]["n_boot"]),
+        help="bootstrap resamples (default: the paper's stats.n_boot)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="worlds run at once (processes)")
+    parser.add_argument(
+        "--sets", nargs="+", choices=sorted(SETS), default=list(SETS), help="which worlds"
+    )
+    parser.add_argument("--summarize", action="store_true", help="only rebuild the summary")
+    args = parser.parse_args(argv)
+    if not args.summarize:
+        run(args.worlds, args.n_boot, args.jobs, args.sets)
+    lines = read_lines()
+    n_boot = sorted({ln["n_boot"] for ln in lines})
+    if len(n_boot) > 1:
+        raise SystemExit(f"{WORLDS}: lines of several B ({n_boot}); move the old ones away")
+    counts = {name: n for name in SETS if (n := sum(ln["set"] == name for ln in lines))}
+    res = update_results(
+        "people_parts",
+        {
+            "worlds": min(counts.values()),
+            "n_boot": n_boot[0] if n_boot else None,
+            "sets": summarize(lines),
+        },
+    )
+    update_readme("people_parts", readme_section(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
