@@ -29,7 +29,7 @@ import json
 import math
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
@@ -37,7 +37,7 @@ from functools import partial
 
 import numpy as np
 from bench_coverage import FIRST_SEED, settings, simulated
-from results_io import OUTPUT_DIR, commit_text, markers, update_readme, update_results
+from results_io import OUTPUT_DIR, git_state, markers, update_readme, update_results
 from scipy import stats as scipy_stats
 
 from analysis.stages.combine import combine_relevance_votes
@@ -143,9 +143,11 @@ def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str]) -> None:
     ]
     print(f"{len(have)} worlds done; {len(todo)} to go (B = {n_boot})", flush=True)
     one = partial(_timed, n_boot=n_boot, version=version)
+    commit = git_state()["commit"]
     with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool:
         results = pool.map(one, todo) if pool is not None else map(one, todo)
         for i, (line, seconds) in enumerate(results, 1):
+            line["commit"] = commit
             with WORLDS.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line, sort_keys=True) + "\n")
             print(f"{line['set']} {line['seed']}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
@@ -226,8 +228,10 @@ def readme_section(res: dict) -> str:
         "## Where the people's part of the stage-2 intervals goes (`bench_people_parts.py`)",
         "",
         f"Stage-2 statistics whose design deletes annotators, over {res['worlds']} worlds per"
-        f" set (seeds from {FIRST_SEED}), B = {res['n_boot']}, measured at"
-        f" {commit_text(res['git'])}. Each part's mean variance over the estimates' error"
+        f" set (seeds from {FIRST_SEED}), B = {res['n_boot']}; the worlds ran at (commit:"
+        " worlds) "
+        + ", ".join(f"{c[:7]}: {n}" for c, n in res["world_commits"].items())
+        + ". Each part's mean variance over the estimates' error"
         " variance across worlds (`var(estimate - truth)`; a calibrated design's parts sum to"
         " about 1): the rows (users + prompts - cells), the annotators' jackknife and its three"
         " cell clusterings, and the people's net part (annotators - user x annotator - prompt x"
@@ -282,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--summarize", action="store_true", help="only rebuild the summary")
     args = parser.parse_args(argv)
+    git = git_state()  # before this call writes anything
     if not args.summarize:
         run(args.worlds, args.n_boot, args.jobs, args.sets)
     lines = read_lines()
@@ -292,9 +297,12 @@ def main(argv: list[str] | None = None) -> int:
     res = update_results(
         "people_parts",
         {
-            "worlds": min(counts.values()),
+            "worlds": min(counts.values(), default=0),
             "n_boot": n_boot[0] if n_boot else None,
             "sets": summarize(lines),
+            # the commit whose statistics ran each line, with its number of lines
+            "world_commits": dict(sorted(Counter(ln["commit"] for ln in lines).items())),
+            "git": git,
         },
     )
     update_readme("people_parts", readme_section(res))
