@@ -36,14 +36,16 @@ from dataclasses import replace
 from functools import partial
 
 import numpy as np
+import pandas as pd
 from bench_coverage import FIRST_SEED, settings, simulated
 from results_io import OUTPUT_DIR, git_state, markers, update_readme, update_results
 from scipy import stats as scipy_stats
 
 from analysis.stages.combine import combine_relevance_votes
 from analysis.stats import study_stage2
-from analysis.stats.records import make_records, part_variance
+from analysis.stats.records import Statistic, make_records, part_variance
 from analysis.stats.resampling import Resamples
+from analysis.stats.settings import StatsSettings
 from analysis.workflow_config import compose_config
 
 #: one line per world and set (``BENCH_OUTPUT_DIR`` moves it with the other outputs)
@@ -71,7 +73,7 @@ def _round(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(f"{x:.{DIGITS}g}")
 
 
-def people_statistics(votes, cfg) -> list:
+def people_statistics(votes: pd.DataFrame, cfg: StatsSettings) -> list[Statistic]:
     """The round's statistics whose design deletes annotators (ceilings, scores against the
     rest and their gaps, kappa group means and their shares of the attainable kappa)."""
     rv = study_stage2.round_votes(votes, ROUND)
@@ -160,7 +162,7 @@ def _timed(task: tuple[str, int], n_boot: int, version: str) -> tuple[dict, floa
 
 
 def _covered(ci: list | None, truth: float) -> bool:
-    return ci is not None and ci[0] is not None and ci[0] <= truth <= ci[1]
+    return ci is not None and None not in ci and ci[0] <= truth <= ci[1]
 
 
 def summarize(lines: list[dict]) -> dict:
@@ -174,7 +176,9 @@ def summarize(lines: list[dict]) -> dict:
     out: dict[str, dict] = {}
     for name, stats in sorted(by_set.items()):
         out[name] = {}
-        for key, rows in sorted(stats.items()):
+        for key, every in sorted(stats.items()):
+            # a world whose estimate is undefined has no record: counted, not in the shares
+            rows = [r for r in every if r["estimate"] is not None and r["truth"] is not None]
             err = np.array([r["estimate"] - r["truth"] for r in rows])
             # fewer than two worlds, or no spread: no shares or widths (the rows stay)
             v = float(np.var(err, ddof=1)) if err.size >= 2 else math.nan
@@ -190,6 +194,7 @@ def summarize(lines: list[dict]) -> dict:
             people = [parts[n] for n in PEOPLE]
             row = {
                 "worlds": len(rows),
+                "undefined_worlds": len(every) - len(rows),
                 "parts": parts,
                 # a rows' part the design does not have counts 0
                 "rows": _round(
@@ -260,8 +265,9 @@ def readme_section(res: dict) -> str:
             def cell(x: float | None) -> str:
                 return "" if x is None else f"{x:.2f}"
 
+            undefined = f" (undefined in {r['undefined_worlds']})" if r["undefined_worlds"] else ""
             lines.append(
-                f"| `{key}` | {cell(r['rows'])} | "
+                f"| `{key}`{undefined} | {cell(r['rows'])} | "
                 + " | ".join(cell(p[n]) for n in PEOPLE)
                 + f" | {cell(r['people_net'])} | {r['design']['coverage']:.3f},"
                 f" {cell(r['design']['width_to_spread'])} | {r['rows_only']['coverage']:.3f},"
