@@ -5,6 +5,10 @@ hashed lock pins most packages; the ones installed outside it (the CPU build of 
 llama-cpp-python) are identified by a hash of their installed file list (``RECORD``: every
 file with its own sha256), because their version string alone does not say which build it is.
 The result is byte-stable on one machine (sorted keys, no timestamps, no paths).
+
+Module-level imports are the standard library only: the benchmarks read
+:func:`repository_commit` under a bare Python, before ``make`` has installed anything
+(``benchmarks/bench_fresh.py``), so ``packaging`` is imported where a name is normalized.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from packaging.utils import canonicalize_name
 
 #: Installed outside the hashed lock (their files differ per machine): identified by file hash.
 OUTSIDE_LOCK: tuple[str, ...] = ("torch", "llama-cpp-python")
@@ -52,6 +54,8 @@ def _os_name() -> str:
 
 def installed_software() -> dict[str, Any]:
     """``{python, os, machine, tex, latexmk, packages: {name: version}, outside_lock: {...}}``."""
+    from packaging.utils import canonicalize_name
+
     packages: dict[str, str] = {}
     outside: dict[str, dict[str, str | None]] = {}
     for dist in importlib.metadata.distributions():
@@ -94,6 +98,8 @@ def software_differences(built: Mapping[str, Any], now: Mapping[str, Any]) -> li
 def package_fingerprint() -> str:
     """sha256 of every installed package's name and version: cheap enough for each workflow parse,
     so installing or upgrading a package reruns the rule that records the software."""
+    from packaging.utils import canonicalize_name
+
     metadata = (d.metadata for d in importlib.metadata.distributions())  # parsed once each
     rows = sorted(f"{canonicalize_name(m['Name'] or '')}=={m['Version']}" for m in metadata)
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()

@@ -27,13 +27,9 @@ Lines recorded by hand before this script existed (the README's table until 2026
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import re
-import resource
-import shlex
-import subprocess
 import sys
 import time
 
@@ -44,6 +40,7 @@ from results_io import (
     git_state,
     machine,
     markers,
+    run_measured,
     update_readme,
     update_results,
 )
@@ -60,8 +57,6 @@ REAL_DATA = REPO_ROOT.parent / "shared" / "data" / "annotation-tool"
 #: pytest's last line, e.g. "==== 1129 passed, 24 skipped in 839.52s (0:13:59) ===="
 SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ \w+.*?) in (?P<seconds>[\d.]+)s\b")
 COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
-#: lines of the command's output kept to find pytest's summary
-TAIL = 400
 
 
 def pytest_summary(lines: list[str]) -> dict | None:
@@ -81,33 +76,16 @@ def run_suite(command: str, note: str) -> dict:
     """Run ``command`` in the checkout, echoing its output, and return the run's line."""
     git = git_state()
     host = machine()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    tail: collections.deque[str] = collections.deque(maxlen=TAIL)
-    with subprocess.Popen(
-        shlex.split(command),
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-    ) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            tail.append(line.rstrip("\n"))
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    run = run_measured(command)
     return {
         "source": "bench_suite.py",
         "command": command,
         "git": git,
         "real_data": REAL_DATA.is_dir(),
-        "returncode": proc.returncode,
-        "pytest": pytest_summary(list(tail)),
-        "wall_seconds": round(wall, 1),
-        "cpu_seconds": round(cpu, 1),
+        "returncode": run.returncode,
+        "pytest": pytest_summary(run.tail),
+        "wall_seconds": run.wall_seconds,
+        "cpu_seconds": run.cpu_seconds,
         "machine": {k: host[k] for k in ("cpu_model", "cpus", "cpus_usable", "memory_gib")},
         "load_average_1min": {
             "start": host["load_average_1min"],

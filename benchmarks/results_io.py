@@ -15,10 +15,17 @@ touch the published figures.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import importlib.metadata
 import json
 import os
 import platform
+import resource
+import shlex
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -71,6 +78,49 @@ def machine(packages: tuple[str, ...] = ()) -> dict[str, object]:
         "packages": versions,
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
+
+
+#: lines of a measured command's output kept to read its summaries (pytest's, Snakemake's)
+TAIL = 400
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuredRun:
+    """A command run as a user runs it: its exit status, wall time, the CPU-seconds of every
+    process it waited for, and the last :data:`TAIL` lines of its output."""
+
+    returncode: int
+    wall_seconds: float
+    cpu_seconds: float
+    tail: list[str]
+
+
+def run_measured(command: str, env: dict[str, str] | None = None) -> MeasuredRun:
+    """Run ``command`` in the checkout, echoing its output as it comes.
+
+    CPU is user + system of the children waited for (``getrusage(RUSAGE_CHILDREN)``, as
+    ``/usr/bin/time`` counts them), so every process a ``make`` starts is in it.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    tail: collections.deque[str] = collections.deque(maxlen=TAIL)
+    with subprocess.Popen(
+        shlex.split(command),
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            tail.append(line.rstrip("\n"))
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return MeasuredRun(proc.returncode, round(wall, 1), round(cpu, 1), list(tail))
 
 
 def commit_text(git: dict[str, object] | None) -> str:

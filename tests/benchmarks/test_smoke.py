@@ -197,6 +197,46 @@ def test_bench_suite_records_a_run_and_reads_it_against_the_target(tmp_path: Pat
     assert (BENCH / "suite_runs.jsonl").read_bytes() == committed  # written elsewhere
 
 
+def test_bench_fresh_records_each_step_and_stops_at_a_failure(tmp_path: Path) -> None:
+    """Small commands stand in for the README's steps: each step's line has its wall time,
+    CPU and what its output says (Snakemake's job count, pytest's counts); a failing step
+    ends the run with its exit status; steps given on the command line are never read
+    against the target, and the committed lines are left alone."""
+    committed = (BENCH / "fresh_runs.jsonl").read_bytes()
+    jobs = f"{sys.executable} -c \"print('57 of 57 steps (100%) done')\""
+    tests = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_repo_root.py"
+    run_bench("bench_fresh.py", "--step", f"paper={jobs}", "--step", f"test={tests}", out=tmp_path)
+    (run,) = [json.loads(x) for x in (tmp_path / "fresh_runs.jsonl").read_text().splitlines()]
+    paper, test = run["steps"]
+    assert run["returncode"] == 0 and paper["jobs"] == 57 and "pdf_pages" in paper
+    assert test["pytest"]["counts"]["passed"] >= 1 and test["cpu_seconds"] > 0
+    assert run["conditions"]["empty_pip_cache"] and not run["conditions"]["purged_system_packages"]
+    fresh, section = published(tmp_path, "fresh")
+    assert fresh["runs"] == 1 and fresh["paper_target_minutes"] == 6.0
+    verdict = fresh["latest"]["verdict"]
+    assert verdict == "make paper not run in full" or verdict.startswith("not the target's machine")
+    assert_commit(fresh, section)
+    assert "57 jobs" in section and "tests/test_repo_root.py" in section
+
+    env = dict(os.environ, BENCH_OUTPUT_DIR=str(tmp_path))
+    failing = [f"paper={sys.executable} -c 'raise SystemExit(3)'", f"test={tests}"]
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_fresh.py"), *(f"--step={s}" for s in failing)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    runs = [json.loads(x) for x in (tmp_path / "fresh_runs.jsonl").read_text().splitlines()]
+    assert len(runs) == 2 and runs[1]["returncode"] == 3 and len(runs[1]["steps"]) == 1
+    fresh, section = published(tmp_path, "fresh")
+    assert fresh["latest"]["git"] == runs[0]["git"]  # the passed run stays the latest
+    assert "**failed** (exit status 3)" in section and "failed (exit status 3)" in section
+    assert (BENCH / "fresh_runs.jsonl").read_bytes() == committed  # written elsewhere
+
+
 def test_bench_people_parts(tmp_path: Path) -> None:
     """One generated world (its truth comes from the session's cached large draw): every
     stage-2 statistic that deletes annotators has its parts, both intervals and its row."""
