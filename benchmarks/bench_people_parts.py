@@ -40,6 +40,8 @@ import pandas as pd
 from bench_coverage import FIRST_SEED, settings, simulated
 from results_io import OUTPUT_DIR, git_state, markers, update_readme, update_results
 from scipy import stats as scipy_stats
+from scipy.optimize import brentq
+from scipy.special import gammaln
 
 from analysis.stages.combine import combine_relevance_votes
 from analysis.stats import study_stage2
@@ -165,6 +167,22 @@ def _covered(ci: list | None, truth: float) -> bool:
     return ci is not None and None not in ci and ci[0] <= truth <= ci[1]
 
 
+def width_df(cv: float) -> float | None:
+    """The degrees of freedom of a variance estimate whose t interval's widths spread across
+    worlds as ``cv`` says: a width is proportional to ``s``, and ``s / sigma`` is
+    ``chi_nu / sqrt(nu)``, whose coefficient of variation falls as ``nu`` grows (about
+    ``1 / sqrt(2 nu)``). None where no ``nu`` between 0.5 and 10,000 gives ``cv``."""
+
+    def cv_of(nu: float) -> float:
+        mean = math.exp(0.5 * math.log(2.0 / nu) + gammaln((nu + 1) / 2) - gammaln(nu / 2))
+        return math.sqrt(max(1.0 / mean**2 - 1.0, 0.0))
+
+    lo, hi = 0.5, 1e4
+    if not cv_of(hi) < cv < cv_of(lo):
+        return None
+    return float(brentq(lambda nu: cv_of(nu) - cv, lo, hi))
+
+
 def summarize(lines: list[dict]) -> dict:
     """Per set and estimand: each part's variance over the error variance, the people's net
     part, and both intervals' coverage and width over the errors' spread."""
@@ -209,7 +227,12 @@ def summarize(lines: list[dict]) -> dict:
             for which in ("design", "rows_only"):
                 cis = [r[which] for r in rows if r[which] and None not in r[which]]
                 widths = [hi - lo for lo, hi in cis]
+                cv = float(np.std(widths, ddof=1) / np.mean(widths)) if len(widths) > 2 else None
                 row[which] = {
+                    # how much the widths vary across worlds, and the df that spread implies
+                    # (beside the df the records read their t quantile with)
+                    "width_cv": None if cv is None else _round(cv),
+                    "width_df": None if not cv else _round(width_df(cv)),
                     "coverage": _round(
                         float(np.mean([_covered(r[which], r["truth"]) for r in rows]))
                     ),
@@ -227,6 +250,10 @@ def _changes(name: str) -> str:
     return changes or "the bundled world's parameters"
 
 
+def _df_cell(df: float | None) -> str:
+    return "" if df is None else f"{df:.1f}"
+
+
 def readme_section(res: dict) -> str:
     lines = [
         START,
@@ -241,7 +268,11 @@ def readme_section(res: dict) -> str:
         " about 1): the rows (users + prompts - cells), the annotators' jackknife and its three"
         " cell clusterings, and the people's net part (annotators - user x annotator - prompt x"
         " annotator + user x prompt x annotator); then the coverage of the design's interval"
-        " and of the rows' alone, each with its mean width over the errors' spread (2 z sd)."
+        " and of the rows' alone, each with its mean width over the errors' spread (2 z sd),"
+        " and how much the design's widths vary across worlds: their coefficient of variation"
+        " and the degrees of freedom of a variance estimate whose t interval's widths vary that"
+        " much (`width_df`; compare the df the records' methods give: where the widths imply"
+        " fewer, the variance estimate is noisier than its t quantile allows)."
         " In the worlds without person effects the people's true share is zero: the net part"
         " there is what deleting a person leaves of the item noise.",
         "",
@@ -256,8 +287,9 @@ def readme_section(res: dict) -> str:
             f"**{name.replace('_', ' ')}** ({_changes(name)})",
             "",
             "| estimand | rows | annotators | user x ann. | prompt x ann. | user x prompt x ann."
-            " | people net | design: coverage, width | rows only: coverage, width |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            " | people net | design: coverage, width | design: widths' cv (df) |"
+            " rows only: coverage, width |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for key, r in stats.items():
             p = r["parts"]
@@ -270,7 +302,8 @@ def readme_section(res: dict) -> str:
                 f"| `{key}`{undefined} | {cell(r['rows'])} | "
                 + " | ".join(cell(p[n]) for n in PEOPLE)
                 + f" | {cell(r['people_net'])} | {r['design']['coverage']:.3f},"
-                f" {cell(r['design']['width_to_spread'])} | {r['rows_only']['coverage']:.3f},"
+                f" {cell(r['design']['width_to_spread'])} | {cell(r['design']['width_cv'])}"
+                f" ({_df_cell(r['design']['width_df'])}) | {r['rows_only']['coverage']:.3f},"
                 f" {cell(r['rows_only']['width_to_spread'])} |"
             )
     lines.append(END)
