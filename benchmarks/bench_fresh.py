@@ -274,8 +274,9 @@ def _rows(run: dict) -> list[str]:
         + (f"; {run['note']}" if run.get("note") else "")
     )
     rows = [
-        f"| {run['finished'][:10]} | {what} | `{s['step']}`: {s['label']} | {_step_cell(s)} |"
-        for s in run["steps"]
+        f"| {run['finished'][:10] if i == 0 else ''} | {what if i == 0 else ''} |"
+        f" `{s['step']}`: {s['label']} | {_step_cell(s)} |"
+        for i, s in enumerate(run["steps"])
     ]
     totals = ", ".join(
         f"`make {c}` {_minutes(command_seconds(run, c))}"
