@@ -43,6 +43,7 @@ from scipy import stats as scipy_stats
 from scipy.optimize import brentq
 from scipy.special import gammaln
 
+from analysis.data.vocabulary import HUMAN
 from analysis.stages.combine import combine_relevance_votes
 from analysis.stats import study_stage2
 from analysis.stats.records import Statistic, make_records, part_variance
@@ -69,6 +70,11 @@ PEOPLE = (
     "user x prompt x annotator cells",
 )
 DIGITS = 7
+#: the random stream of the relabelled copies (apart from every stream the world draws)
+NULL_STREAM = 34_001
+#: bootstrap resamples of a relabelled copy's row factors: only its annotators' jackknife is
+#: read, which no resample enters
+NULL_N_BOOT = 100
 
 
 def _round(x: float | None) -> float | None:
@@ -93,7 +99,52 @@ def people_statistics(votes: pd.DataFrame, cfg: StatsSettings) -> list[Statistic
     ]
 
 
-def world_line(seed: int, name: str, n_boot: int, version: str) -> dict:
+def relabelled(votes: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """The votes with each user x prompt pair's set of human annotators moved to another
+    pair (a permutation of the pairs among those with as many annotators, per round).
+
+    Every annotator keeps its load and every pair of annotators its number of shared items;
+    only who voted on which items is broken. Where people have no effects this leaves the
+    votes' distribution as it was, so the annotators' jackknife of a statistic on these votes
+    is what that jackknife carries of the items' noise (for the ceilings and the gaps, whose
+    deletion of an annotator drops every leave-one-out entry of the items it voted on: with
+    three voters the two left have no reference of at least two others)."""
+    out = votes.copy()
+    human = (out["rater_kind"] == HUMAN).to_numpy()
+    h = out.loc[human]
+    pair = (
+        h["round"].astype(str)
+        + "\x1f"
+        + h["user_id"].astype(str)
+        + "\x1f"
+        + h["prompt_id"].astype(str)
+    ).to_numpy()
+    raters = h["rater"].astype(str).to_numpy()
+    sets = pd.Series(raters).groupby(pair).agg(lambda r: tuple(sorted(set(r))))
+    moved = {}
+    for _, group in sets.groupby(sets.map(len)):
+        for here, there in zip(group.index, group.iloc[rng.permutation(len(group))], strict=True):
+            moved[here] = dict(zip(sets[here], there, strict=True))
+    out.loc[human, "rater"] = [moved[p][r] for p, r in zip(pair, raters, strict=True)]
+    return out
+
+
+def null_annotators(
+    votes: pd.DataFrame, keys: set[str], cfg: StatsSettings, seed: int, relabellings: int
+) -> dict[str, list[float]]:
+    """Per statistic, the annotators' jackknife variance on ``relabellings`` relabelled copies
+    of the votes (:func:`relabelled`; seeded by the world), its null expectation's draws."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for k in range(relabellings):
+        rng = np.random.default_rng([NULL_STREAM, seed, k])
+        for s in people_statistics(relabelled(votes, rng), cfg):
+            part = next((p for p in s.estimate.parts if p.cluster == "annotators"), None)
+            if s.key in keys and part is not None:
+                out[s.key].append(_round(part_variance(part)[0]))
+    return out
+
+
+def world_line(seed: int, name: str, n_boot: int, version: str, relabellings: int = 0) -> dict:
     """One world of set ``name``: per statistic its estimate, truth, parts and intervals."""
     _, truth, tables = simulated(seed, **SETS[name])
     votes = combine_relevance_votes(tables["relevance_votes"], [], version)
@@ -116,10 +167,15 @@ def world_line(seed: int, name: str, n_boot: int, version: str) -> dict:
             cfg,
         )
     }
+    # the annotators' jackknife does not depend on B: the null's copies draw few resamples
+    null = null_annotators(
+        votes, {s.key for s in stats}, settings(NULL_N_BOOT, ()), seed, relabellings
+    )
     out = {}
     for s in stats:
         d, r = design.get(s.key), rows_only.get(s.key)
         out[s.key] = {
+            "annotators_null": null.get(s.key) if relabellings else None,
             "estimate": _round(s.estimate.value),
             "truth": _round(truth[s.key].value),
             "parts": {p.cluster: _round(part_variance(p)[0]) for p in s.estimate.parts},
@@ -135,7 +191,7 @@ def read_lines() -> list[dict]:
     return [json.loads(x) for x in WORLDS.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
-def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str]) -> None:
+def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str], relabellings: int) -> None:
     """Worlds FIRST_SEED.. of ``sets`` until each has ``n_worlds`` lines (appending)."""
     version = compose_config(["models=none"])["prompts"]["version"]
     have = {(ln["set"], ln["seed"]) for ln in read_lines()}
@@ -146,7 +202,7 @@ def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str]) -> None:
         if (name, s) not in have
     ]
     print(f"{len(have)} worlds done; {len(todo)} to go (B = {n_boot})", flush=True)
-    one = partial(_timed, n_boot=n_boot, version=version)
+    one = partial(_timed, n_boot=n_boot, version=version, relabellings=relabellings)
     commit = git_state()["commit"]
     with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool:
         results = pool.map(one, todo) if pool is not None else map(one, todo)
@@ -157,10 +213,12 @@ def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str]) -> None:
             print(f"{line['set']} {line['seed']}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
 
 
-def _timed(task: tuple[str, int], n_boot: int, version: str) -> tuple[dict, float]:
+def _timed(
+    task: tuple[str, int], n_boot: int, version: str, relabellings: int
+) -> tuple[dict, float]:
     start = time.perf_counter()
     name, seed = task
-    return world_line(seed, name, n_boot, version), time.perf_counter() - start
+    return world_line(seed, name, n_boot, version, relabellings), time.perf_counter() - start
 
 
 def _covered(ci: list | None, truth: float) -> bool:
@@ -208,6 +266,14 @@ def summarize(lines: list[dict]) -> dict:
                 return _round(float(np.mean(vals)) / v) if vals and v > 0 else None
 
             parts = {noun: share(noun) for noun in (*ROWS, *PEOPLE)}
+            # the annotators' jackknife on relabelled votes (its item noise), in the worlds
+            # that ran it, and what the annotators' jackknife has beyond it, with its spread
+            nulls = [
+                (r["parts"]["annotators"], float(np.mean(r["annotators_null"])))
+                for r in rows
+                if r.get("annotators_null") and r["parts"].get("annotators") is not None
+            ]
+            excess = np.array([a - n for a, n in nulls]) / v if nulls and v > 0 else None
             signs = (1, -1, -1, 1)
             people = [parts[n] for n in PEOPLE]
             row = {
@@ -223,6 +289,14 @@ def summarize(lines: list[dict]) -> dict:
                 "people_net": None
                 if None in people
                 else _round(sum(s * x for s, x in zip(signs, people, strict=True))),
+                "null_worlds": len(nulls),
+                "annotators_null": _round(float(np.mean([n for _, n in nulls])) / v)
+                if excess is not None
+                else None,
+                "annotators_beyond_null": None if excess is None else _round(float(excess.mean())),
+                "annotators_beyond_null_sd": None
+                if excess is None or excess.size < 2
+                else _round(float(excess.std(ddof=1))),
             }
             for which in ("design", "rows_only"):
                 cis = [r[which] for r in rows if r[which] and None not in r[which]]
@@ -274,7 +348,13 @@ def readme_section(res: dict) -> str:
         " much (`width_df`; compare the df the records' methods give: where the widths imply"
         " fewer, the variance estimate is noisier than its t quantile allows)."
         " In the worlds without person effects the people's true share is zero: the net part"
-        " there is what deleting a person leaves of the item noise.",
+        ' there is what deleting a person leaves of the item noise. "Annotators, items'
+        " relabelled\": the annotators' jackknife on copies of a world's votes whose user x"
+        " prompt pairs' sets of annotators are permuted among the pairs (each annotator keeps its"
+        " load, each pair of annotators its shared items; `--relabellings` copies per world), its"
+        " mean over the error variance: what that jackknife carries of the items' noise;"
+        ' "beyond it": the annotators\' jackknife less that, with its sd across worlds (in the'
+        " worlds that ran the copies, counted per set).",
         "",
         "```bash",
         "python benchmarks/bench_people_parts.py --worlds 100 --jobs 2  # resumable",
@@ -284,12 +364,13 @@ def readme_section(res: dict) -> str:
     for name, stats in res["sets"].items():
         lines += [
             "",
-            f"**{name.replace('_', ' ')}** ({_changes(name)})",
+            f"**{name.replace('_', ' ')}** ({_changes(name)}; relabelled copies in"
+            f" {max((r['null_worlds'] for r in stats.values()), default=0)} worlds)",
             "",
             "| estimand | rows | annotators | user x ann. | prompt x ann. | user x prompt x ann."
-            " | people net | design: coverage, width | design: widths' cv (df) |"
-            " rows only: coverage, width |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            " | people net | annotators, items relabelled | annotators beyond it (sd)"
+            " | design: coverage, width | design: widths' cv (df) | rows only: coverage, width |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for key, r in stats.items():
             p = r["parts"]
@@ -301,7 +382,10 @@ def readme_section(res: dict) -> str:
             lines.append(
                 f"| `{key}`{undefined} | {cell(r['rows'])} | "
                 + " | ".join(cell(p[n]) for n in PEOPLE)
-                + f" | {cell(r['people_net'])} | {r['design']['coverage']:.3f},"
+                + f" | {cell(r['people_net'])} | {cell(r.get('annotators_null'))} |"
+                f" {cell(r.get('annotators_beyond_null'))}"
+                f" ({cell(r.get('annotators_beyond_null_sd'))})"
+                f" | {r['design']['coverage']:.3f},"
                 f" {cell(r['design']['width_to_spread'])} | {cell(r['design']['width_cv'])}"
                 f" ({_df_cell(r['design']['width_df'])}) | {r['rows_only']['coverage']:.3f},"
                 f" {cell(r['rows_only']['width_to_spread'])} |"
@@ -323,11 +407,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sets", nargs="+", choices=sorted(SETS), default=list(SETS), help="which worlds"
     )
+    parser.add_argument(
+        "--relabellings",
+        type=int,
+        default=4,
+        help="relabelled copies per world for the annotators' jackknife's item noise (0: none)",
+    )
     parser.add_argument("--summarize", action="store_true", help="only rebuild the summary")
     args = parser.parse_args(argv)
     git = git_state()  # before this call writes anything
     if not args.summarize:
-        run(args.worlds, args.n_boot, args.jobs, args.sets)
+        run(args.worlds, args.n_boot, args.jobs, args.sets, args.relabellings)
     lines = read_lines()
     n_boot = sorted({ln["n_boot"] for ln in lines})
     if len(n_boot) > 1:

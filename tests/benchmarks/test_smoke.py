@@ -239,7 +239,8 @@ def test_bench_fresh_records_each_step_and_stops_at_a_failure(tmp_path: Path) ->
 
 def test_bench_people_parts(tmp_path: Path) -> None:
     """One generated world (its truth comes from the session's cached large draw): every
-    stage-2 statistic that deletes annotators has its parts, both intervals and its row."""
+    stage-2 statistic that deletes annotators has its parts, both intervals and its row, and
+    the annotators' jackknife on one relabelled copy of the votes."""
     run_bench(
         "bench_people_parts.py",
         "--worlds",
@@ -248,6 +249,8 @@ def test_bench_people_parts(tmp_path: Path) -> None:
         "20",
         "--sets",
         "generated",
+        "--relabellings",
+        "1",
         out=tmp_path,
     )
     (line,) = [
@@ -268,8 +271,12 @@ def test_bench_people_parts(tmp_path: Path) -> None:
         ceiling["rows_only"][1] - ceiling["rows_only"][0]
         < ceiling["design"][1] - ceiling["design"][0]
     )
+    # the relabelled copy keeps the design, so its jackknife is defined, and it differs
+    (null,) = ceiling["annotators_null"]
+    assert null > 0 and null != ceiling["parts"]["annotators"]
     res, section = published(tmp_path, "people_parts")
     assert res["worlds"] == 1 and res["n_boot"] == 20 and set(res["sets"]) == {"generated"}
+    assert res["sets"]["generated"]["stage2.final.ceiling.kappa_human_vs_rest"]["null_worlds"] == 1
     assert "| `stage2.final.vs_rest.gap_f1.sim-llm-a` |" in section
     assert_commit(res, section)
 
