@@ -41,7 +41,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench_suite import REAL_DATA, pytest_summary
@@ -53,6 +52,8 @@ from results_io import (
     git_state,
     machine,
     markers,
+    read_jsonl,
+    run_context,
     run_measured,
     update_readme,
     update_results,
@@ -169,28 +170,13 @@ def measure(steps: tuple[tuple[str, str, str], ...], purge: bool, note: str) -> 
             "empty_llama_wheel_cache": True,
             "shared_beside": REAL_DATA.is_dir(),
         },
-        "machine": {k: host[k] for k in ("cpu_model", "cpus", "cpus_usable", "memory_gib")},
-        "load_average_1min": {
-            "start": host["load_average_1min"],
-            "end": round(os.getloadavg()[0], 2),
-        },
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "note": note,
+        **run_context(host, note),
     }
 
 
 def read_runs() -> list[dict]:
-    """Every recorded run, oldest first (a line that is not JSON names its line number)."""
-    if not RUNS.exists():
-        return []
-    runs = []
-    for number, line in enumerate(RUNS.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                runs.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise SystemExit(f"{RUNS}: line {number} is not JSON ({err.msg})") from err
-    return runs
+    """Every recorded run, oldest first."""
+    return read_jsonl(RUNS)
 
 
 def command_seconds(run: dict, command: str) -> float:

@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-import time
 
 from results_io import (
     OUTPUT_DIR,
@@ -40,6 +38,8 @@ from results_io import (
     git_state,
     machine,
     markers,
+    read_jsonl,
+    run_context,
     run_measured,
     update_readme,
     update_results,
@@ -86,28 +86,13 @@ def run_suite(command: str, note: str) -> dict:
         "pytest": pytest_summary(run.tail),
         "wall_seconds": run.wall_seconds,
         "cpu_seconds": run.cpu_seconds,
-        "machine": {k: host[k] for k in ("cpu_model", "cpus", "cpus_usable", "memory_gib")},
-        "load_average_1min": {
-            "start": host["load_average_1min"],
-            "end": round(os.getloadavg()[0], 2),
-        },
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "note": note,
+        **run_context(host, note),
     }
 
 
 def read_runs() -> list[dict]:
-    """Every recorded run, oldest first (a line that is not JSON names its line number)."""
-    if not RUNS.exists():
-        return []
-    runs = []
-    for number, line in enumerate(RUNS.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                runs.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise SystemExit(f"{RUNS}: line {number} is not JSON ({err.msg})") from err
-    return runs
+    """Every recorded run, oldest first."""
+    return read_jsonl(RUNS)
 
 
 def setting(run: dict) -> str:

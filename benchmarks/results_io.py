@@ -123,6 +123,36 @@ def run_measured(command: str, env: dict[str, str] | None = None) -> MeasuredRun
     return MeasuredRun(proc.returncode, round(wall, 1), round(cpu, 1), list(tail))
 
 
+def run_context(host: dict[str, object], note: str) -> dict[str, object]:
+    """What a timed run's line says of where and when it ran: the machine (``host``, read by
+    :func:`machine` when the run started), the 1-minute load average at its start and end,
+    when it finished, and the caller's note."""
+    return {
+        "machine": {k: host[k] for k in ("cpu_model", "cpus", "cpus_usable", "memory_gib")},
+        "load_average_1min": {
+            "start": host["load_average_1min"],
+            "end": round(os.getloadavg()[0], 2),
+        },
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "note": note,
+    }
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Every line of a benchmark's JSON-lines file, oldest first (a line that is not JSON
+    names its file and line number)."""
+    if not path.exists():
+        return []
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise SystemExit(f"{path}: line {number} is not JSON ({err.msg})") from err
+    return out
+
+
 def commit_text(git: dict[str, object] | None) -> str:
     """``abc1234`` (or ``abc1234 with uncommitted changes``): the README's words for ``git``
     (a payload written before the writer recorded commits says so)."""
