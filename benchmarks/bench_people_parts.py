@@ -18,6 +18,11 @@ model without person effects (``stage2_human_offset_sd = 0``: every stage-2 anno
 same yes-bias). In the second set the people's true share is zero, so whatever net part the
 annotator terms leave is what deleting a person leaves of the item noise, not people.
 
+Per world, ``--relabellings`` copies of its votes whose user x prompt pairs' sets of
+annotators are permuted among the pairs (:func:`relabelled`) give the annotators' jackknife a
+null: what it carries of the items' noise, in either set. The summary gives its share and the
+annotators' jackknife beyond it, with that excess's spread across worlds.
+
     python benchmarks/bench_people_parts.py --worlds 100 --jobs 2    # both sets (resumable)
     python benchmarks/bench_people_parts.py --summarize
 """
