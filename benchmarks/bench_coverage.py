@@ -60,6 +60,7 @@ import pandas as pd
 from results_io import (
     OUTPUT_DIR,
     RESULTS,
+    append_jsonl,
     git_state,
     markers,
     update_readme,
@@ -206,8 +207,7 @@ def run_worlds(n_worlds: int, n_boot: int, jobs: int = 1) -> None:
         results = pool.map(one, todo) if pool is not None else map(one, todo)
         for i, (seed, (line, seconds)) in enumerate(zip(todo, results, strict=True), 1):
             line["commit"] = commit
-            with WORLDS.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line, sort_keys=True) + "\n")
+            append_jsonl(WORLDS, line)
             print(f"world {seed}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
 
 

@@ -35,7 +35,6 @@ and the words they were given in.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -48,6 +47,7 @@ from results_io import (
     OUTPUT_DIR,
     REPO_ROOT,
     MeasuredRun,
+    append_jsonl,
     commit_text,
     git_state,
     machine,
@@ -346,9 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                 " (git clone, then run this script there)"
             )
         run = measure(steps, args.purge_system, args.note)
-        RUNS.parent.mkdir(parents=True, exist_ok=True)
-        with RUNS.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(run, sort_keys=True) + "\n")
+        append_jsonl(RUNS, run)
         print(f"fresh: {verdict(run)}", flush=True)
         status = run["returncode"]
     runs = read_runs()

@@ -30,7 +30,6 @@ annotators' jackknife beyond it, with that excess's spread across worlds.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -43,7 +42,15 @@ from functools import partial
 import numpy as np
 import pandas as pd
 from bench_coverage import FIRST_SEED, settings, simulated
-from results_io import OUTPUT_DIR, git_state, markers, update_readme, update_results
+from results_io import (
+    OUTPUT_DIR,
+    append_jsonl,
+    git_state,
+    markers,
+    read_jsonl,
+    update_readme,
+    update_results,
+)
 from scipy import stats as scipy_stats
 from scipy.optimize import brentq
 from scipy.special import gammaln
@@ -191,9 +198,7 @@ def world_line(seed: int, name: str, n_boot: int, version: str, relabellings: in
 
 
 def read_lines() -> list[dict]:
-    if not WORLDS.exists():
-        return []
-    return [json.loads(x) for x in WORLDS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return read_jsonl(WORLDS)
 
 
 def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str], relabellings: int) -> None:
@@ -213,8 +218,7 @@ def run(n_worlds: int, n_boot: int, jobs: int, sets: list[str], relabellings: in
         results = pool.map(one, todo) if pool is not None else map(one, todo)
         for i, (line, seconds) in enumerate(results, 1):
             line["commit"] = commit
-            with WORLDS.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line, sort_keys=True) + "\n")
+            append_jsonl(WORLDS, line)
             print(f"{line['set']} {line['seed']}: {seconds:.1f} s ({i}/{len(todo)})", flush=True)
 
 

@@ -27,13 +27,13 @@ Lines recorded by hand before this script existed (the README's table until 2026
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 
 from results_io import (
     OUTPUT_DIR,
     REPO_ROOT,
+    append_jsonl,
     commit_text,
     git_state,
     machine,
@@ -205,9 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     if not args.summarize:
         run = run_suite(args.command, args.note)
-        RUNS.parent.mkdir(parents=True, exist_ok=True)
-        with RUNS.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(run, sort_keys=True) + "\n")
+        append_jsonl(RUNS, run)
         print(f"suite: {verdict(run)}; {run['cpu_seconds']:,.0f} CPU-seconds", flush=True)
         status = run["returncode"]
     runs = read_runs()

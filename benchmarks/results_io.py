@@ -153,6 +153,14 @@ def read_jsonl(path: Path) -> list[dict]:
     return out
 
 
+def append_jsonl(path: Path, line: dict) -> None:
+    """Append one line (sorted keys) to a benchmark's JSON-lines file, as each world or run
+    finishes, so an interrupted run keeps what it measured."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
+
+
 def commit_text(git: dict[str, object] | None) -> str:
     """``abc1234`` (or ``abc1234 with uncommitted changes``): the README's words for ``git``
     (a payload written before the writer recorded commits says so)."""
