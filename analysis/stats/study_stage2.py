@@ -303,6 +303,21 @@ def restricted_name(human: str, model: str) -> str:
     return f"{human}@{model}"
 
 
+def paired_name(human: str) -> str:
+    """The stem of a human's reference as the gaps read it: the same leave-one-out reference
+    as :func:`rest_name`, in columns that deleting another person leaves as they are.
+
+    A gap is a paired difference: the model and the left-out person scored against the same
+    reference, so a co-voter's vote in that reference moves both of its sides. Deleting a
+    person deletes its own paired terms. Rebuilding the other voters' references as well
+    (the ceilings' and the scores against the rest's deletions) would drop every entry of
+    each item the person voted on (with three voters the two left have no reference of two),
+    whose item noise made the gaps' intervals over-cover by far, and without person effects
+    too (``benchmarks/bench_people_parts.py``, ``docs/statistics.md``).
+    """
+    return f"paired:{human}"
+
+
 @dataclass(frozen=True)
 class RoundTotals:
     """A round's resampled totals (under the people design) and the two designs it serves."""
@@ -324,7 +339,8 @@ def round_totals(rv: RoundVotes, settings: StatsSettings) -> RoundTotals:
     A human's columns are zero off the items it voted on, so each is kept as (rows, values)
     on those items: memory and time grow with the votes, not with items x raters. Each of
     them belongs to its human (its votes, its leave-one-out reference, the models against
-    that reference): deleting an annotator deletes its columns.
+    that reference): deleting an annotator deletes its columns, and rebuilds the other
+    humans' references on its items, except in the gaps' paired columns (:func:`paired_name`).
     """
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     owner: dict[str, str] = {}
@@ -354,14 +370,16 @@ def round_totals(rv: RoundVotes, settings: StatsSettings) -> RoundTotals:
             _, own = rv.human(h)
             for cell, v in pair_cells(own, rest).items():
                 put(f"{h}|rest|{cell}", rows, v, h)
-            # models against the same reference, and the human on the model's items
+            # models against the same reference; for the gaps, the model and the human on
+            # the model's items against it again, under the stem deletions leave alone
             for m in rv.models:
                 model = rv.column(m)[rows]
                 on_m = np.where(np.isfinite(model), own, np.nan)
                 for cell, v in pair_cells(model, rest).items():
                     put(f"{m}|{rest_name(h)}|{cell}", rows, v, h)
+                    put(f"{m}|{paired_name(h)}|{cell}", rows, v, h)
                 for cell, v in pair_cells(on_m, rest).items():
-                    put(f"{restricted_name(h, m)}|{rest_name(h)}|{cell}", rows, v, h)
+                    put(f"{restricted_name(h, m)}|{paired_name(h)}|{cell}", rows, v, h)
     people = plan(settings, PEOPLE, rv.units)
     names = tuple(cols)
     deletions = None
@@ -379,8 +397,8 @@ def _person_deletions(
 ) -> Deletions:
     """What deleting a person changes (:func:`person_deletions`): its own columns go, and on
     each item it voted on every other voter's reference is rebuilt without its vote, with
-    the models' scores against that reference and the voter's own votes on the models'
-    items (the gaps)."""
+    the models' scores against that reference (not the gaps' paired columns:
+    :func:`paired_name`)."""
     votes = pd.DataFrame(
         {
             "row": np.concatenate([r for r, _ in rv.human_votes]).astype(np.int64),
@@ -395,14 +413,7 @@ def _person_deletions(
     )
 
     def stems(h: str, r: np.ndarray, o: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        out = [(f"{h}|rest", o)]
-        for m in rv.models:
-            model = rv.column(m)[r]
-            out.append((f"{m}|{rest_name(h)}", model))
-            out.append(
-                (f"{restricted_name(h, m)}|{rest_name(h)}", np.where(np.isfinite(model), o, np.nan))
-            )
-        return out
+        return [(f"{h}|rest", o)] + [(f"{m}|{rest_name(h)}", rv.column(m)[r]) for m in rv.models]
 
     return person_deletions(names, cols, owner, votes, rv.human_n, rv.human_yes, stems)
 
@@ -687,6 +698,8 @@ def scores_vs_rest(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
     ``score(model, ref_h) - score(h, ref_h)``, both on the same items, on the same resamples:
     the comparison "does a model match the references as well as a person does" with its
     own interval and a test of 0, adjusted across the round's models (family ``gap_<score>``).
+    Its people part deletes the left-out people's own paired terms, the references staying
+    as they are (:func:`paired_name`).
     """
     settings, tb = rt.settings, rt.tb
     humans = _loo_humans(rv, tb)
@@ -735,8 +748,8 @@ def scores_vs_rest(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
                     estimate=rt.stat(
                         lambda g, m=m, hs=hs, score=score: nanmean_arrays(
                             [
-                                score(g, m, rest_name(h))
-                                - score(g, restricted_name(h, m), rest_name(h))
+                                score(g, m, paired_name(h))
+                                - score(g, restricted_name(h, m), paired_name(h))
                                 for h in hs
                             ]
                         ),
@@ -748,7 +761,8 @@ def scores_vs_rest(rv: RoundVotes, rt: RoundTotals) -> list[Statistic]:
                         f"reference ({loo_phrase()}) on the items of the reference {m} voted "
                         f"on, unweighted mean over {len(hs)} humans ({n} reference-item pairs; "
                         "negative: the model matches the references less well than the people "
-                        "they leave out)"
+                        "they leave out; deleting a person deletes its own paired terms, the "
+                        "references staying as they are)"
                     ),
                     code=code,
                     n=n,
