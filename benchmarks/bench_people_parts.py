@@ -1,8 +1,9 @@
 """Where the people's part of the stage-2 intervals goes wrong (on demand, not a test).
 
-The coverage study (``bench_coverage.py``) finds the stage-2 gaps to the human ceiling
-(``vs_rest.gap_*``) over-covering with intervals much wider than their estimates vary, and
-two kappa shares under-covering. Their designs add to the rows' variance (users + prompts -
+The coverage study (``bench_coverage.py``) found the stage-2 gaps to the human ceiling
+(``vs_rest.gap_*``) over-covering with intervals much wider than their estimates vary (until
+their deletion of a person kept the other people's references: ``study_stage2.paired_name``),
+and two kappa shares under-covering. Their designs add to the rows' variance (users + prompts -
 user x prompt cells, Cameron, Gelbach and Miller) the people's net part: the annotators'
 delete-one jackknife variance, less the user x annotator and prompt x annotator cells' and
 plus the user x prompt x annotator cells' (``analysis.stats.resampling``). This benchmark
