@@ -392,14 +392,15 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
 
     Row factors add (the cells subtract: Cameron, Gelbach and Miller); a negative sum of a
     crossed design falls back to its larger one-way variance; the annotators' net variance
-    (the inclusion-exclusion of their clusterings, a variance component truncated at zero)
-    adds on top. The degrees of freedom are the fewest levels of any random factor less one
+    (the inclusion-exclusion of their clusterings and, for a group mean of pairwise
+    statistics, of the rater pairs their deletions count twice: a variance component
+    truncated at zero) adds on top. The degrees of freedom are the fewest levels of any random factor less one
     (:func:`_df_of`), except that with people they are Satterthwaite's for the rows' and the
     people's parts (:func:`_people_df`): never fewer than the fewest levels less one nor more
     than the rows' fewest levels less one.
     """
-    rows = [p for p in res.parts if "annotator" not in p.cluster]
-    people = [p for p in res.parts if "annotator" in p.cluster]
+    rows = [p for p in res.parts if not _people(p)]
+    people = [p for p in res.parts if _people(p)]
     # the random factors resampled on their own: the row factors' positive parts, and the
     # annotators (the factor with the fewest levels among them sets the t interval's df)
     positive_rows = [p for p in rows if p.sign > 0]
@@ -441,6 +442,12 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
             "; plus the annotators' variance net of the item noise their deletions also carry "
             "(Cameron-Gelbach-Miller inclusion-exclusion of delete-one jackknife variances: "
             + ", ".join(words)
+            + (
+                "; a rater pair, deleted with either of its annotators, enters with the "
+                "opposite sign"
+                if any("rater-pair" in p.cluster for p in people)
+                else ""
+            )
             + "; a variance component, truncated at zero"
             + (", here zero)" if v_people <= 0 else ")")
         )
@@ -833,9 +840,11 @@ def stored(res: Resamples) -> kept.Resamples:
 _STREAMS = (0, 1, 2)
 
 
-def _people(part: kept.Part) -> bool:
+def _people(part: kept.Part | BootstrapResult) -> bool:
     """An annotator clustering (annotators, or their cells with users or prompts, or rater
-    pairs): a jackknife whose deleted levels are named."""
+    pairs): a jackknife whose deleted levels are named. A rater pair's deletions (the dyadic
+    correction of a pairwise statistic's group mean) belong with the people: they undo the
+    pair counted twice by its two annotators' deletions, not a part of the rows' variance."""
     return "annotator" in part.cluster or "rater-pair" in part.cluster
 
 

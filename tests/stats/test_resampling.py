@@ -332,6 +332,20 @@ def test_a_group_mean_of_kappas_deletes_one_annotator_at_a_time() -> None:
     # a pair belongs to both its people: its own deletion enters with the opposite sign
     assert deleted["rater-pairs"].sign == -deleted["annotators"].sign
     assert deleted["rater-pairs"].n_clusters == 6
+    # ... and inside the people's net term, not the rows' variance: by hand, the users x
+    # prompts variance of the bootstrap parts plus the annotator and rater-pair clusterings'
+    # inclusion-exclusion, truncated at zero
+    v_rows = sum(
+        deleted[n].sign * np.var(deleted[n].replicates, ddof=1)
+        for n in ("users", "prompts", "user-prompt cells")
+    )
+    people = [p for p in hh.parts if p.is_jackknife]
+    assert {p.cluster for p in people} >= {"annotators", "rater-pairs", "user x rater-pair cells"}
+    net = sum(p.sign * _jackknife_variance(p.jackknife) for p in people)
+    reading = read_interval(hh, stats_settings(n_boot=100, seed=2), None, len(per_item))
+    assert v_rows > 0
+    assert reading.variance == pytest.approx(v_rows + max(net, 0.0), rel=1e-12)
+    assert "minus 6 rater-pairs" in reading.interval.text
     # model-model pairs hold no person: their mean has no annotator part
     assert {p.cluster for p in boot.group_means["model_model"].parts} == {
         "users",
