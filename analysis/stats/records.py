@@ -394,10 +394,10 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     crossed design falls back to its larger one-way variance; the annotators' net variance
     (the inclusion-exclusion of their clusterings and, for a group mean of pairwise
     statistics, of the rater pairs their deletions count twice: a variance component
-    truncated at zero) adds on top. The degrees of freedom are the fewest levels of any random factor less one
-    (:func:`_df_of`), except that with people they are Satterthwaite's for the rows' and the
-    people's parts (:func:`_people_df`): never fewer than the fewest levels less one nor more
-    than the rows' fewest levels less one.
+    truncated at zero) adds on top. The degrees of freedom are the fewest levels of any
+    random factor less one (:func:`_df_of`), except that with people they are
+    Satterthwaite's for the rows' and the people's parts (:func:`_people_df`): never fewer
+    than the fewest levels less one nor more than the rows' fewest levels less one.
     """
     rows = [p for p in res.parts if not _people(p)]
     people = [p for p in res.parts if _people(p)]
