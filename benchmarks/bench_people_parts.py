@@ -2,14 +2,17 @@
 
 The coverage study (``bench_coverage.py``) found the stage-2 gaps to the human ceiling
 (``vs_rest.gap_*``) over-covering with intervals much wider than their estimates vary (until
-their deletion of a person kept the other people's references: ``study_stage2.paired_name``),
+their deletion of a person kept the other people's references: ``study_stage2.paired_name``;
+the committed worlds ran before that, and before a pairwise statistic's rater-pair parts
+moved from the rows' variance to the people's, ``records._people``: their recorded design and
+rows-only intervals are the older rules', the parts and the summary's shares are not),
 and two kappa shares under-covering. Their designs add to the rows' variance (users + prompts -
 user x prompt cells, Cameron, Gelbach and Miller) the people's net part: the annotators'
 delete-one jackknife variance, less the user x annotator and prompt x annotator cells' and
 plus the user x prompt x annotator cells' (``analysis.stats.resampling``). This benchmark
 takes each such statistic apart over simulated worlds: per world it records the estimate,
 the world's truth, every part's variance, the design's interval and the interval of the rows
-alone (the same record maker, the annotator parts left out). The summary gives, per
+alone (the same record maker, the annotator and rater-pair parts left out). The summary gives, per
 estimand, each part's variance as a share of the estimates' error variance across worlds
 (``var(estimate - truth)``: what a calibrated design's variance should come to), and both
 intervals' coverage and width over the spread of the errors (``2 z sd``).
@@ -82,6 +85,15 @@ PEOPLE = (
     "prompt x annotator cells",
     "user x prompt x annotator cells",
 )
+#: a pairwise statistic's rater-pair clusterings and their signs in the people's net part:
+#: a pair is deleted with either of its annotators, so its own deletions undo the pair
+#: counted twice (``resampling.pairwise_kappa``; ``records._people`` groups them likewise)
+PAIRS = {
+    "rater-pairs": -1,
+    "user x rater-pair cells": 1,
+    "prompt x rater-pair cells": 1,
+    "user x prompt x rater-pair cells": -1,
+}
 DIGITS = 7
 #: the random stream of the relabelled copies (apart from every stream the world draws)
 NULL_STREAM = 34_001
@@ -172,7 +184,11 @@ def world_line(seed: int, name: str, n_boot: int, version: str, relabellings: in
                     s,
                     estimate=replace(
                         s.estimate,
-                        parts=tuple(p for p in s.estimate.parts if p.cluster not in PEOPLE),
+                        parts=tuple(
+                            p
+                            for p in s.estimate.parts
+                            if p.cluster not in PEOPLE and p.cluster not in PAIRS
+                        ),
                     ),
                 )
                 for s in stats
@@ -275,7 +291,7 @@ def summarize(lines: list[dict]) -> dict:
                 vals = [x for x in vals if x is not None]
                 return _round(float(np.mean(vals)) / v) if vals and v > 0 else None
 
-            parts = {noun: share(noun) for noun in (*ROWS, *PEOPLE)}
+            parts = {noun: share(noun) for noun in (*ROWS, *PEOPLE, *PAIRS)}
             # the annotators' jackknife on relabelled votes (its item noise), in the worlds
             # that ran it, and what the annotators' jackknife has beyond it, with its spread
             nulls = [
@@ -286,6 +302,8 @@ def summarize(lines: list[dict]) -> dict:
             excess = np.array([a - n for a, n in nulls]) / v if nulls and v > 0 else None
             signs = (1, -1, -1, 1)
             people = [parts[n] for n in PEOPLE]
+            # a rater-pair part the statistic does not have (not a pairwise one) counts 0
+            pairs = sum(sign * (parts[n] or 0.0) for n, sign in PAIRS.items())
             row = {
                 "worlds": len(rows),
                 "undefined_worlds": len(every) - len(rows),
@@ -298,7 +316,8 @@ def summarize(lines: list[dict]) -> dict:
                 else None,
                 "people_net": None
                 if None in people
-                else _round(sum(s * x for s, x in zip(signs, people, strict=True))),
+                else _round(sum(s * x for s, x in zip(signs, people, strict=True)) + pairs),
+                "rater_pairs": _round(pairs) if any(parts[n] is not None for n in PAIRS) else None,
                 "null_worlds": len(nulls),
                 "annotators_null": _round(float(np.mean([n for _, n in nulls])) / v)
                 if excess is not None
@@ -348,15 +367,17 @@ def readme_section(res: dict) -> str:
         " worlds) "
         + ", ".join(f"{c[:7]}: {n}" for c, n in res["world_commits"].items())
         + ". Each part's mean variance over the estimates' error"
-        " variance across worlds (`var(estimate - truth)`; a calibrated design's parts sum to"
-        " about 1): the rows (users + prompts - cells), the annotators' jackknife and its three"
-        " cell clusterings, and the people's net part (annotators - user x annotator - prompt x"
-        " annotator + user x prompt x annotator); then the coverage of the design's interval"
-        " and of the rows' alone, each with its mean width over the errors' spread (2 z sd),"
-        " and how much the design's widths vary across worlds: their coefficient of variation"
-        " and the degrees of freedom of a variance estimate whose t interval's widths vary that"
-        " much (`width_df`; compare the df the records' methods give: where the widths imply"
-        " fewer, the variance estimate is noisier than its t quantile allows)."
+        " variance across worlds (`var(estimate - truth)`; a calibrated design's parts sum to about"
+        " 1): the rows (users + prompts - cells), the annotators' jackknife and its three cell "
+        "clusterings, a pairwise statistic's rater pairs (- rater pairs + user x pair + prompt x "
+        "pair - user x prompt x pair: a pair is deleted with either of its annotators), and the "
+        "people's net part (annotators - user x annotator - prompt x annotator + user x prompt x "
+        "annotator, plus the rater pairs); then the coverage of the design's interval and of the "
+        "rows' alone, each with its mean width over the errors' spread (2 z sd), and how much the "
+        "design's widths vary across worlds: their coefficient of variation and the degrees of "
+        "freedom of a variance estimate whose t interval's widths vary that much (`width_df`; "
+        "compare the df the records' methods give: where the widths imply fewer, the variance "
+        "estimate is noisier than its t quantile allows)."
         " In the worlds without person effects the people's true share is zero: the net part"
         ' there is what deleting a person leaves of the item noise. "Annotators, items'
         " relabelled\": the annotators' jackknife on copies of a world's votes whose user x"
@@ -378,9 +399,9 @@ def readme_section(res: dict) -> str:
             f" {max((r['null_worlds'] for r in stats.values()), default=0)} worlds)",
             "",
             "| estimand | rows | annotators | user x ann. | prompt x ann. | user x prompt x ann."
-            " | people net | annotators, items relabelled | annotators beyond it (sd)"
+            " | rater pairs | people net | annotators, items relabelled | annotators beyond it (sd)"
             " | design: coverage, width | design: widths' cv (df) | rows only: coverage, width |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for key, r in stats.items():
             p = r["parts"]
@@ -392,7 +413,8 @@ def readme_section(res: dict) -> str:
             lines.append(
                 f"| `{key}`{undefined} | {cell(r['rows'])} | "
                 + " | ".join(cell(p[n]) for n in PEOPLE)
-                + f" | {cell(r['people_net'])} | {cell(r.get('annotators_null'))} |"
+                + f" | {cell(r.get('rater_pairs'))} | {cell(r['people_net'])} |"
+                f" {cell(r.get('annotators_null'))} |"
                 f" {cell(r.get('annotators_beyond_null'))}"
                 f" ({cell(r.get('annotators_beyond_null_sd'))})"
                 f" | {r['design']['coverage']:.3f},"
