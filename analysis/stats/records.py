@@ -28,9 +28,11 @@ test and its design in the same words and by the same rules, whichever stage com
      Satterthwaite's for the rows' variance and the annotators' own jackknife variance
      (whose ``m - 1`` degrees of freedom carry the noise of the people's net part however
      small it is), between ``m - 1`` for ``m`` annotators and the rows' fewest levels less
-     one. The interval is clipped to the values the statistic can take
-     (``Statistic.limits``: a kappa's -1 to 1), where a symmetric interval would reach past
-     them. A share instead gets Korn and Graubard's
+     one; for a group mean of pairwise statistics whose people's net is positive,
+     Satterthwaite's over every term of that net (its rater pairs' jackknife subtracts a
+     variance as noisy as the annotators'), never fewer than 3. The interval is clipped to
+     the values the statistic can take (``Statistic.limits``: a kappa's -1 to 1), where a
+     symmetric interval would reach past them. A share instead gets Korn and Graubard's
      (1998) interval: Clopper-Pearson on its effective number of units, scaled by
      ``(z / t)^2`` for the same degrees of freedom, which follows its skew near 0 or 1.
   4. Undefined resamples are dropped and counted; fewer than half defined, or no spread at
@@ -397,7 +399,9 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     truncated at zero) adds on top. The degrees of freedom are the fewest levels of any
     random factor less one (:func:`_df_of`), except that with people they are
     Satterthwaite's for the rows' and the people's parts (:func:`_people_df`): never fewer
-    than the fewest levels less one nor more than the rows' fewest levels less one.
+    than the fewest levels less one nor more than the rows' fewest levels less one; for a
+    group mean of pairwise statistics with a positive people's net, Satterthwaite's over the
+    net's own terms (:func:`_pairwise_people_df`).
     """
     rows = [p for p in res.parts if not _people(p)]
     people = [p for p in res.parts if _people(p)]
@@ -429,8 +433,8 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     text = "; ".join(pieces) + note
     total = v_rows
     v_annotators = 0.0
+    v_people = 0.0
     if people:
-        v_people = 0.0
         words = []
         for p in people:
             v, _ = part_variance(p)
@@ -445,7 +449,7 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
             + (
                 "; a rater pair, deleted with either of its annotators, enters with the "
                 "opposite sign"
-                if any("rater-pair" in p.cluster for p in people)
+                if any(_pairs(p) for p in people)
                 else ""
             )
             + "; a variance component, truncated at zero"
@@ -459,6 +463,10 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
     if annotators is None or not positive_rows:
         return total, df, f"{text}; {_df_phrase(fewest)}"
     rows_fewest = min(positive_rows, key=_df_of)
+    if v_people > 0 and any(_pairs(p) for p in people):
+        pairwise_df = _pairwise_people_df(total, v_rows, rows_fewest, people, df)
+        floor = min(PAIRWISE_MIN_DF, df)
+        return total, pairwise_df, f"{text}; {_pairwise_phrase(pairwise_df, floor, rows_fewest)}"
     people_df = _people_df(total, v_rows, rows_fewest, v_annotators, annotators, df)
     if people_df == df:
         return total, df, f"{text}; {_df_phrase(fewest)}"
@@ -492,6 +500,50 @@ def _people_df(
     if not (math.isfinite(noise) and noise > 0 and total > 0):
         return fewest_df
     return float(min(max(total**2 / noise, fewest_df), max(df_rows, fewest_df)))
+
+
+#: the fewest degrees of freedom a pairwise group mean's people's net is read with
+PAIRWISE_MIN_DF = 3.0
+
+
+def _pairwise_people_df(
+    total: float,
+    v_rows: float,
+    rows_fewest: BootstrapResult,
+    people: Sequence[BootstrapResult],
+    fewest_df: float,
+) -> float:
+    """Satterthwaite's degrees of freedom of the rows' variance plus a pairwise group mean's
+    people's net, each of the net's jackknife variances on its own levels less one.
+
+    For a group mean of pairwise statistics the people's net is the annotators' jackknife
+    variance less the rater pairs' (a pair deleted with either of its annotators), two
+    variances of about the same size on few levels (``m - 1`` and ``m (m - 1) / 2 - 1``),
+    so the net is much noisier than the annotators' jackknife alone: the ``m - 1`` floor of
+    :func:`_people_df` made these intervals under-cover in the coverage study, whose widths
+    varied across worlds like a variance on about 3 degrees of freedom
+    (``benchmarks/bench_people_parts.py``). Satterthwaite's sum over a linear combination
+    with negative coefficients (Satterthwaite 1946) counts each term's noise whatever its
+    sign; it is floored at :data:`PAIRWISE_MIN_DF` (or the design's fewest levels less one,
+    if fewer), below which a t quantile grows without bound while the widths the study saw
+    do not call for it, and capped at the rows' fewest levels less one.
+    """
+    df_rows = _df_of(rows_fewest)
+    noise = v_rows**2 / df_rows + sum(part_variance(p)[0] ** 2 / _df_of(p) for p in people)
+    floor = min(PAIRWISE_MIN_DF, fewest_df)
+    if not (math.isfinite(noise) and noise > 0 and total > 0):
+        return fewest_df
+    return float(min(max(total**2 / noise, floor), max(df_rows, floor)))
+
+
+def _pairwise_phrase(df: float, floor: float, rows: BootstrapResult) -> str:
+    """Why a pairwise group mean with people has the degrees of freedom it has."""
+    return (
+        f"degrees of freedom: Satterthwaite's for the rows' variance (its fewest levels: "
+        f"{rows.n_clusters} {rows.cluster}) and each of the people's jackknife variances on "
+        f"its levels less one (the rater pairs' jackknife, subtracted, is about as noisy as "
+        f"the annotators'), {df:.1f}, at least {floor:g}"
+    )
 
 
 def _satterthwaite_phrase(df: float, annotators: BootstrapResult, rows: BootstrapResult) -> str:
@@ -845,7 +897,13 @@ def _people(part: kept.Part | BootstrapResult) -> bool:
     pairs): a jackknife whose deleted levels are named. A rater pair's deletions (the dyadic
     correction of a pairwise statistic's group mean) belong with the people: they undo the
     pair counted twice by its two annotators' deletions, not a part of the rows' variance."""
-    return "annotator" in part.cluster or "rater-pair" in part.cluster
+    return "annotator" in part.cluster or _pairs(part)
+
+
+def _pairs(part: kept.Part | BootstrapResult) -> bool:
+    """A rater-pair clustering (the dyadic correction of a pairwise statistic's group mean,
+    :func:`analysis.stats.resampling.pairwise_kappa`)."""
+    return "rater-pair" in part.cluster
 
 
 def shared_prefix(a: kept.Part, b: kept.Part) -> int | None:

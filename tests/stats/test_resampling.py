@@ -305,7 +305,8 @@ def test_a_group_mean_of_kappas_deletes_one_annotator_at_a_time() -> None:
         truth = rng.random() < 0.35
         user, prompt = f"u{item // 8:02d}", f"p{item % 11:02d}"
         for r in ("h1", "h2", "h3", "h4", "m1", "m2"):
-            copy = 0.75 if r[0] == "h" else 0.6
+            # people who differ (how often each copies the truth): a people's part to count
+            copy = {"h1": 0.95, "h2": 0.8, "h3": 0.6, "h4": 0.4}.get(r, 0.6)
             label = truth if rng.random() < copy else rng.random() < 0.4
             rows.append((f"i{item:03d}", r, bool(label), user, prompt))
     long = pd.DataFrame(rows, columns=["item", "rater", "label", "users", "prompts"])
@@ -346,6 +347,41 @@ def test_a_group_mean_of_kappas_deletes_one_annotator_at_a_time() -> None:
     assert v_rows > 0
     assert reading.variance == pytest.approx(v_rows + max(net, 0.0), rel=1e-12)
     assert "minus 6 rater-pairs" in reading.interval.text
+    # its degrees of freedom: Satterthwaite's over the rows' variance and every one of the
+    # people's jackknife variances on its levels less one (the pairs' noise counts too), at
+    # least 3, at most the rows' fewest levels less one (11 prompts)
+    df_rows = min(deleted["users"].n_clusters, deleted["prompts"].n_clusters) - 1.0
+    noise = v_rows**2 / df_rows + sum(
+        _jackknife_variance(p.jackknife) ** 2 / (p.n_clusters - 1) for p in people
+    )
+    assert net > 0
+    dof = min(max((v_rows + net) ** 2 / noise, 3.0), df_rows)
+    assert reading.df == pytest.approx(dof, rel=1e-12)
+    assert f"{dof:.1f}, at least 3" in reading.interval.text
+
+    def shrunk(scale: float) -> tuple[Resamples, float]:
+        """Every people clustering's deleted values ``scale`` times as far from their mean,
+        and Satterthwaite's degrees of freedom by hand."""
+        parts = tuple(
+            dataclasses.replace(
+                p, jackknife=p.jackknife.mean() + scale * (p.jackknife - p.jackknife.mean())
+            )
+            if p.is_jackknife
+            else p
+            for p in hh.parts
+        )
+        jk = [p for p in parts if p.is_jackknife]
+        v = v_rows + max(sum(p.sign * _jackknife_variance(p.jackknife) for p in jk), 0.0)
+        noise = v_rows**2 / df_rows + sum(
+            _jackknife_variance(p.jackknife) ** 2 / (p.n_clusters - 1) for p in jk
+        )
+        return Resamples(hh.estimate, parts, hh.design), min(max(v**2 / noise, 3.0), df_rows)
+
+    # people who differ less: their net's noise weighs less, the df move towards the rows'
+    small, dof = shrunk(0.4)
+    assert 3 < dof < df_rows
+    reading = read_interval(small, stats_settings(n_boot=100, seed=2), None, len(per_item))
+    assert reading.df == pytest.approx(dof, rel=1e-12)
     # model-model pairs hold no person: their mean has no annotator part
     assert {p.cluster for p in boot.group_means["model_model"].parts} == {
         "users",
