@@ -464,8 +464,8 @@ def _combined_variance(res: Resamples) -> tuple[float, float, str]:
         return total, df, f"{text}; {_df_phrase(fewest)}"
     rows_fewest = min(positive_rows, key=_df_of)
     if v_people > 0 and any(_pairs(p) for p in people):
-        pairwise_df = _pairwise_people_df(total, v_rows, rows_fewest, people, df)
         floor = min(PAIRWISE_MIN_DF, df)
+        pairwise_df = _pairwise_people_df(total, v_rows, rows_fewest, people, floor, df)
         return total, pairwise_df, f"{text}; {_pairwise_phrase(pairwise_df, floor, rows_fewest)}"
     people_df = _people_df(total, v_rows, rows_fewest, v_annotators, annotators, df)
     if people_df == df:
@@ -511,6 +511,7 @@ def _pairwise_people_df(
     v_rows: float,
     rows_fewest: BootstrapResult,
     people: Sequence[BootstrapResult],
+    floor: float,
     fewest_df: float,
 ) -> float:
     """Satterthwaite's degrees of freedom of the rows' variance plus a pairwise group mean's
@@ -524,13 +525,13 @@ def _pairwise_people_df(
     varied across worlds like a variance on about 3 degrees of freedom
     (``benchmarks/bench_people_parts.py``). Satterthwaite's sum over a linear combination
     with negative coefficients (Satterthwaite 1946) counts each term's noise whatever its
-    sign; it is floored at :data:`PAIRWISE_MIN_DF` (or the design's fewest levels less one,
-    if fewer), below which a t quantile grows without bound while the widths the study saw
-    do not call for it, and capped at the rows' fewest levels less one.
+    sign; it is floored at ``floor``, :data:`PAIRWISE_MIN_DF` (or the design's fewest
+    levels less one, ``fewest_df``, if fewer), below which a t quantile grows without
+    bound while the widths the study saw do not call for it, and capped at the rows' fewest
+    levels less one.
     """
     df_rows = _df_of(rows_fewest)
     noise = v_rows**2 / df_rows + sum(part_variance(p)[0] ** 2 / _df_of(p) for p in people)
-    floor = min(PAIRWISE_MIN_DF, fewest_df)
     if not (math.isfinite(noise) and noise > 0 and total > 0):
         return fewest_df
     return float(min(max(total**2 / noise, floor), max(df_rows, floor)))
